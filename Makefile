@@ -1,0 +1,99 @@
+# cprof — one plain Makefile. Sources are found by wildcard: a new .c file in
+# a module directory is built without touching this file.
+#
+#   make              build build/cprof-attach
+#   make demo         install missing packages, build, profile a bundled workload
+#   make check        install missing packages, build, run every test
+#   make install      install into $(DESTDIR)$(PREFIX) (default /usr/local)
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+PREFIX  ?= /usr/local
+B       := build
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+CPPFLAGS += -I. -I$(B) -D_GNU_SOURCE
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -pthread
+LIBS     := -lunwind-x86_64 -lunwind -lelf -lz -lprotobuf-c -pthread
+
+# Everything but the program's main() goes into one static library that the
+# program and the unit tests link against.
+CORE_SRC := $(filter-out attach/main.c,$(wildcard common/*.c model/*.c writer/*.c unwind/*.c attach/*.c))
+PROTO_C  := $(B)/proto/profile.pb-c.c
+PROTO_H  := $(B)/proto/profile.pb-c.h
+CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/proto/profile.pb-c.o
+PROG     := $(B)/cprof-attach
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%)
+TARGET_SRC := $(wildcard tests/targets/*.c)
+TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=$(B)/tests/targets/%)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
+
+# Test targets are built the way production code usually is: optimised and
+# without frame pointers, so that only DWARF CFI can unwind them.
+TARGET_CFLAGS := -O2 -fomit-frame-pointer -fno-inline-functions-called-once -pthread $(WARN)
+
+.PHONY: all tests check check-unit check-e2e demo deps install clean
+all: $(PROG)
+
+$(PROTO_C) $(PROTO_H): proto/profile.proto
+	@mkdir -p $(B)/proto
+	protoc-c --proto_path=proto --c_out=$(B)/proto profile.proto
+
+$(B)/obj/%.o: %.c | $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/obj/proto/profile.pb-c.o: $(PROTO_C)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(B)/libcprof-core.a: $(CORE_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(PROG): $(B)/obj/attach/main.o $(B)/libcprof-core.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(B)/libcprof-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LIBS)
+
+$(B)/tests/tools/%: $(B)/obj/tests/tools/%.o $(B)/libcprof-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/tests/targets/%: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -lm
+
+tests: $(PROG) $(UNIT_BIN) $(TARGET_BIN) $(TOOL_BIN)
+
+deps:
+	scripts/install-deps test
+
+check:
+	scripts/install-deps test
+	$(MAKE) tests
+	$(MAKE) check-unit check-e2e
+
+check-unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+check-e2e: tests
+	tests/e2e/run
+
+demo:
+	scripts/install-deps test
+	$(MAKE) all $(B)/tests/targets/demo
+	scripts/demo
+
+install: $(PROG)
+	install -D -m 0755 $(PROG) $(DESTDIR)$(PREFIX)/bin/cprof-attach
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

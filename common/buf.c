@@ -1,0 +1,81 @@
+/*
+ * buf.c — growable buffer. Growth doubles, so appending n bytes one by one
+ * costs O(n) copies; the hard cap keeps a hostile or runaway producer from
+ * taking all memory.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+
+void buf_init(struct buf *b, size_t limit)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	b->limit = limit;
+}
+
+void buf_release(struct buf *b)
+{
+	free(b->data);
+	buf_init(b, b->limit);
+}
+
+int buf_reserve(struct buf *b, size_t n)
+{
+	size_t need, cap;
+	unsigned char *p;
+
+	if (n > b->limit || b->len > b->limit - n) {
+		errno = EFBIG;
+		return -1;
+	}
+	need = b->len + n + 1; /* room for the NUL */
+	if (need <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap = cap > (size_t)-1 / 2 ? need : cap * 2;
+	if (cap > b->limit + 1)
+		cap = b->limit + 1;
+	p = realloc(b->data, cap);
+	if (!p) {
+		errno = ENOMEM;
+		return -1;
+	}
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+int buf_append(struct buf *b, const void *p, size_t n)
+{
+	if (buf_reserve(b, n) < 0)
+		return -1;
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = 0;
+	return 0;
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || buf_reserve(b, (size_t)n) < 0)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}

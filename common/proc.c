@@ -1,0 +1,77 @@
+/*
+ * proc.c — bounded reads of /proc files. /proc files report a size of 0, so
+ * the only safe way to read one is to read until EOF into a fixed buffer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/proc.h"
+
+ssize_t proc_pread(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	if (cap == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	while (n < cap - 1) {
+		r = pread(fd, buf + n, cap - 1 - n, (off_t)n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			buf[n] = 0;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = 0;
+	if (n == cap - 1) {
+		char c;
+
+		if (pread(fd, &c, 1, (off_t)n) == 1) {
+			errno = EFBIG;
+			return (ssize_t)n;
+		}
+	}
+	return (ssize_t)n;
+}
+
+ssize_t proc_read(const char *path, char *buf, size_t cap)
+{
+	ssize_t r;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (cap)
+			buf[0] = 0;
+		return -1;
+	}
+	r = proc_pread(fd, buf, cap);
+	e = errno;
+	close(fd);
+	errno = e;
+	return r;
+}
+
+uint64_t clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t clock_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

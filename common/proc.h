@@ -1,0 +1,32 @@
+#ifndef CPROF_PROC_H
+#define CPROF_PROC_H
+/*
+ * proc — reading small /proc text files and the clocks.
+ *
+ * Invariants:
+ *  - /proc text is untrusted input: every read is bounded by the caller's
+ *    buffer, the result is always NUL-terminated, and a file longer than the
+ *    buffer is reported as truncated rather than read past;
+ *  - nothing here allocates.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Read the file at path into buf (at most cap-1 bytes, then a NUL).
+ * Returns the number of bytes read, or -1 with errno set. When the file has
+ * more than cap-1 bytes, returns cap-1 with errno set to EFBIG.
+ */
+ssize_t proc_read(const char *path, char *buf, size_t cap);
+
+/* Like proc_read() on an open descriptor, reading from offset 0 (pread). */
+ssize_t proc_pread(int fd, char *buf, size_t cap);
+
+/* Monotonic time, in nanoseconds. */
+uint64_t clock_mono_ns(void);
+
+/* Wall-clock time, in nanoseconds since the epoch. */
+uint64_t clock_real_ns(void);
+
+#endif

@@ -1,0 +1,68 @@
+#ifndef CPROF_ELFIMG_H
+#define CPROF_ELFIMG_H
+/*
+ * elfimg — an ELF object as cprof needs it: its loadable segments, its
+ * GNU build ID, where its .eh_frame_hdr is, the bytes of its file at a
+ * virtual address, and its function symbols.
+ *
+ * Invariants:
+ *  - the file is untrusted: every offset, size, count and string read from
+ *    it is checked against the image's length before use; a malformed file
+ *    gives NULL from elf_image_open*() or missing data, never a crash;
+ *  - the image is read-only and private to the caller (a private mapping of
+ *    the file, or a copy of memory), so a file changed on disk later does
+ *    not change an open image;
+ *  - only 64-bit little-endian ELF is accepted (x86_64);
+ *  - function symbols come from .symtab, else .dynsym (libelf), and are
+ *    loaded once, on the first lookup.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_image;
+
+/* A PT_LOAD segment. */
+struct elf_segment {
+	uint64_t vaddr, memsz;
+	uint64_t offset, filesz;
+	uint32_t flags; /* PF_R | PF_W | PF_X */
+};
+
+/* Map the file open on fd (the caller keeps and closes fd). NULL on failure. */
+struct elf_image *elf_image_open(int fd);
+
+/* Copy len bytes of an ELF image held in memory (e.g. the vDSO). NULL on failure. */
+struct elf_image *elf_image_from_mem(const void *data, size_t len);
+
+/* Release an image; NULL is fine. */
+void elf_image_free(struct elf_image *img);
+
+/* e_type: ET_EXEC, ET_DYN, ... */
+int elf_image_type(const struct elf_image *img);
+
+/* The GNU build ID as lowercase hex, or "" when the file has none. */
+const char *elf_image_build_id(const struct elf_image *img);
+
+/* The PT_LOAD segments, in program-header order. */
+const struct elf_segment *elf_image_segments(const struct elf_image *img, size_t *n);
+
+/* Where PT_GNU_EH_FRAME (.eh_frame_hdr) is. 0, or -1 when absent. */
+int elf_image_eh_frame_hdr(const struct elf_image *img, uint64_t *vaddr, uint64_t *size);
+
+/*
+ * A pointer to the file bytes that a PT_LOAD segment places at virtual
+ * addresses [vaddr, vaddr+n), or NULL when that range is not wholly inside
+ * one segment's file-backed part.
+ */
+const void *elf_image_ptr(const struct elf_image *img, uint64_t vaddr, size_t n);
+
+/*
+ * The function symbol containing vaddr: its name (valid while img lives),
+ * with *start set to its address. NULL when no symbol contains vaddr.
+ */
+const char *elf_image_symbol(struct elf_image *img, uint64_t vaddr, uint64_t *start);
+
+/* How many function symbols the image has (loads them). */
+size_t elf_image_nsymbols(struct elf_image *img);
+
+#endif

@@ -1,0 +1,36 @@
+#ifndef CPROF_OUTFILE_H
+#define CPROF_OUTFILE_H
+/*
+ * outfile — an output file that appears atomically.
+ *
+ * Invariants:
+ *  - the final path never holds a partial file: bytes go to a temporary file
+ *    in the same directory (".NAME.XXXXXX.tmp"), which is flushed and then
+ *    renamed over the final path by outfile_commit();
+ *  - the temporary file is created by outfile_open(), so an unwritable
+ *    destination is found before any work is done;
+ *  - "-" means standard output, written directly (no temporary file);
+ *  - the file is created with mode 0666 filtered by the caller's umask;
+ *  - after outfile_commit() or outfile_abort() the struct holds nothing.
+ */
+#include <stddef.h>
+
+struct outfile {
+	char *path;   /* final path, or NULL for stdout */
+	char *tmp;    /* temporary path, or NULL */
+	int fd;
+};
+
+/* Create the temporary file for path ("-": stdout). 0 or -1 (message printed). */
+int outfile_open(struct outfile *o, const char *path);
+
+/* Write all of data; 0 or -1 (message printed). */
+int outfile_write(struct outfile *o, const void *data, size_t n);
+
+/* Flush and rename into place; 0 or -1 (message printed, temporary removed). */
+int outfile_commit(struct outfile *o);
+
+/* Remove the temporary file and forget everything. */
+void outfile_abort(struct outfile *o);
+
+#endif
