@@ -1,0 +1,616 @@
+/*
+ * elfimg.c — an ELF file held read-only in memory (a private mapping, or a
+ * malloc'd copy for the vDSO) with the few things the unwinder and the
+ * symbolizer ask of it. The ELF header, program headers and notes are
+ * parsed by hand with explicit bounds checks because the unwinder needs
+ * them even when the section headers are missing or broken (libelf then
+ * refuses the file, and we carry on without symbols). Sections and symbols
+ * go through libelf, which checks section offsets against the image; we
+ * check symbol names ourselves. elf_image_ptr() sits on the unwinder's hot
+ * path (libunwind reads .eh_frame word by word through it), so it keeps a
+ * precomputed, already-clamped table of segments and remembers the last
+ * one hit: a hit costs a load and two compares. Symbols are loaded on the
+ * first lookup, once, under a lock, into a sorted array of starts (dense,
+ * for the binary search) beside the details; a lookup is O(log n) plus a
+ * short bounded walk back for nested functions. Thread-safety: lookups and
+ * ptr() may run concurrently once the image is open.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unwind/elfimg.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "elfimg reads little-endian ELF fields with memcpy: little-endian hosts only"
+#endif
+
+#define ELF_MAX_IMAGE (4ull << 30)
+#define ELF_MAX_BUILD_ID 64        /* bytes; SHA-1 ids are 20 */
+#define ELF_MAX_SYMBOLS (1u << 24) /* 16M functions; more is not a real file */
+#define ELF_SYM_WALK 64            /* how far a lookup walks back for an enclosing symbol */
+#define ELF_MAX_LOADS 1024         /* PT_LOADs; linkers emit a handful, this bounds a ptr() miss */
+
+/* A PT_LOAD's file-backed part, clamped to the image: [vaddr, vaddr+len) -> data. */
+struct elf_fastseg {
+	uint64_t vaddr, len;
+	const unsigned char *data;
+};
+
+/* Details of the symbol at starts[i]. */
+struct elf_sym {
+	uint64_t end;    /* start+size, or the section's end for a size-0 symbol */
+	uint64_t maxend; /* the largest end of a sized symbol among 0..i */
+	const char *name;
+	int sized;
+};
+
+struct elf_image {
+	unsigned char *data;
+	size_t size;
+	int mapped; /* data is an mmap (else malloc) */
+	Elf *elf;   /* NULL when libelf refused the sections */
+	int type;
+	const unsigned char *ph; /* the program headers, inside data */
+	size_t phnum;
+	struct elf_segment *segs;
+	struct elf_fastseg *fast;
+	size_t nsegs;
+	_Atomic size_t last; /* index of the segment ptr() hit last */
+	int have_eh;
+	uint64_t eh_vaddr, eh_size;
+	char build_id[2 * ELF_MAX_BUILD_ID + 1];
+
+	pthread_mutex_t sym_lock;
+	atomic_int sym_loaded;
+	uint64_t *starts;
+	struct elf_sym *syms;
+	size_t nsyms;
+};
+
+/* A candidate symbol while loading. */
+struct elf_symtmp {
+	uint64_t start, end;
+	const char *name;
+	size_t namelen;
+	int sized, rank, under;
+};
+
+static pthread_once_t elf_version_once = PTHREAD_ONCE_INIT;
+static int elf_version_ok;
+
+static void elf_image_version_init(void)
+{
+	elf_version_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+static uint32_t elf_rd32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Find the NT_GNU_BUILD_ID note in p[0..len) (notes aligned to align). */
+static int elf_image_scan_notes(struct elf_image *img, const unsigned char *p, size_t len,
+				size_t align)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t pos = 0, namesz, descsz, pad, i;
+	uint32_t type;
+
+	while (len - pos >= 12) {
+		namesz = elf_rd32(p + pos);
+		descsz = elf_rd32(p + pos + 4);
+		type = elf_rd32(p + pos + 8);
+		pos += 12;
+		pad = (namesz + align - 1) & ~(align - 1);
+		if (pad > len - pos)
+			return -1;
+		if (namesz == 4 && memcmp(p + pos, "GNU", 4) == 0 && type == NT_GNU_BUILD_ID &&
+		    descsz > 0 && descsz <= ELF_MAX_BUILD_ID && descsz <= len - pos - pad) {
+			const unsigned char *d = p + pos + pad;
+
+			for (i = 0; i < descsz; i++) {
+				img->build_id[2 * i] = hex[d[i] >> 4];
+				img->build_id[2 * i + 1] = hex[d[i] & 15];
+			}
+			img->build_id[2 * descsz] = 0;
+			return 0;
+		}
+		pos += pad;
+		pad = (descsz + align - 1) & ~(align - 1);
+		if (pad > len - pos)
+			return -1;
+		pos += pad;
+	}
+	return -1;
+}
+
+static void elf_image_find_build_id(struct elf_image *img)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf64_Phdr p;
+	size_t i;
+
+	for (i = 0; i < img->phnum; i++) {
+		memcpy(&p, img->ph + i * sizeof(p), sizeof(p));
+		if (p.p_type != PT_NOTE || p.p_offset > img->size || p.p_filesz > img->size - p.p_offset)
+			continue;
+		if (elf_image_scan_notes(img, img->data + p.p_offset, p.p_filesz,
+					 p.p_align == 8 ? 8 : 4) == 0)
+			return;
+	}
+	/* No PT_NOTE (a separate debug file, an object): try the sections. */
+	while (img->elf && (scn = elf_nextscn(img->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || sh.sh_offset > img->size ||
+		    sh.sh_size > img->size - sh.sh_offset)
+			continue;
+		if (elf_image_scan_notes(img, img->data + sh.sh_offset, sh.sh_size,
+					 sh.sh_addralign == 8 ? 8 : 4) == 0)
+			return;
+	}
+}
+
+/* Read the program headers by hand; -1 when the table is out of the image. */
+static int elf_image_load_phdrs(struct elf_image *img, const Elf64_Ehdr *eh)
+{
+	Elf64_Phdr p;
+	Elf64_Shdr sh0;
+	size_t phnum = eh->e_phnum, i, cap;
+
+	if (phnum == PN_XNUM) {
+		/* The real count is in section header 0's sh_info. */
+		if (eh->e_shoff > img->size || img->size - eh->e_shoff < sizeof(sh0))
+			return -1;
+		memcpy(&sh0, img->data + eh->e_shoff, sizeof(sh0));
+		phnum = sh0.sh_info;
+	}
+	if (phnum == 0)
+		return 0;
+	if (eh->e_phentsize != sizeof(p) || eh->e_phoff > img->size ||
+	    phnum > (img->size - eh->e_phoff) / sizeof(p))
+		return -1;
+	img->ph = img->data + eh->e_phoff;
+	img->phnum = phnum;
+	cap = phnum < ELF_MAX_LOADS ? phnum : ELF_MAX_LOADS;
+	img->segs = calloc(cap, sizeof(*img->segs));
+	img->fast = calloc(cap, sizeof(*img->fast));
+	if (!img->segs || !img->fast)
+		return -1;
+	for (i = 0; i < phnum; i++) {
+		struct elf_fastseg *f = &img->fast[img->nsegs];
+
+		memcpy(&p, img->ph + i * sizeof(p), sizeof(p));
+		if (p.p_type == PT_GNU_EH_FRAME && !img->have_eh) {
+			img->have_eh = 1;
+			img->eh_vaddr = p.p_vaddr;
+			img->eh_size = p.p_memsz;
+		}
+		if (p.p_type != PT_LOAD)
+			continue;
+		if (img->nsegs == cap)
+			return -1;
+		img->segs[img->nsegs] =
+			(struct elf_segment){ p.p_vaddr, p.p_memsz, p.p_offset, p.p_filesz, p.p_flags };
+		/* Clamp the file-backed part to the image and to the address space. */
+		f->vaddr = p.p_vaddr;
+		f->data = img->data;
+		if (p.p_offset <= img->size) {
+			f->data = img->data + p.p_offset;
+			f->len = p.p_filesz < img->size - p.p_offset ? p.p_filesz : img->size - p.p_offset;
+			if (f->len > UINT64_MAX - p.p_vaddr)
+				f->len = UINT64_MAX - p.p_vaddr;
+		}
+		img->nsegs++;
+	}
+	return 0;
+}
+
+/* Common part of the constructors, once data/size are set. */
+static int elf_image_init(struct elf_image *img)
+{
+	Elf64_Ehdr eh;
+
+	if (img->size < sizeof(eh))
+		return -1;
+	memcpy(&eh, img->data, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return -1;
+	img->type = eh.e_type;
+	pthread_once(&elf_version_once, elf_image_version_init);
+	if (elf_version_ok) {
+		/* libelf only reads the image here: no elf_update, no gelf_update_*. */
+		img->elf = elf_memory((char *)img->data, img->size);
+		if (img->elf && elf_kind(img->elf) != ELF_K_ELF) {
+			elf_end(img->elf);
+			img->elf = NULL;
+		}
+	}
+	if (elf_image_load_phdrs(img, &eh) < 0)
+		return -1;
+	elf_image_find_build_id(img);
+	return 0;
+}
+
+static struct elf_image *elf_image_alloc(void)
+{
+	struct elf_image *img = calloc(1, sizeof(*img));
+
+	if (!img)
+		return NULL;
+	pthread_mutex_init(&img->sym_lock, NULL);
+	atomic_init(&img->last, 0);
+	atomic_init(&img->sym_loaded, 0);
+	return img;
+}
+
+struct elf_image *elf_image_open(int fd)
+{
+	struct elf_image *img = NULL;
+	struct stat st;
+	void *p;
+
+	if (fstat(fd, &st) < 0)
+		return NULL;
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr) ||
+	    (uint64_t)st.st_size > ELF_MAX_IMAGE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	img = elf_image_alloc();
+	if (!img)
+		goto err;
+	/*
+	 * MAP_PRIVATE isolates us from files replaced by rename (what package
+	 * managers and linkers do); a file rewritten or truncated in place
+	 * still shows through, and a truncation can SIGBUS. Copying instead
+	 * would cost the whole file in memory for every object profiled.
+	 */
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		goto err;
+	img->data = p;
+	img->size = (size_t)st.st_size;
+	img->mapped = 1;
+	if (elf_image_init(img) < 0)
+		goto err;
+	return img;
+err:
+	elf_image_free(img);
+	return NULL;
+}
+
+struct elf_image *elf_image_from_mem(const void *data, size_t len)
+{
+	struct elf_image *img = NULL;
+
+	if (len < sizeof(Elf64_Ehdr) || len > ELF_MAX_IMAGE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	img = elf_image_alloc();
+	if (!img)
+		goto err;
+	img->data = malloc(len);
+	if (!img->data)
+		goto err;
+	memcpy(img->data, data, len);
+	img->size = len;
+	if (elf_image_init(img) < 0)
+		goto err;
+	return img;
+err:
+	elf_image_free(img);
+	return NULL;
+}
+
+void elf_image_free(struct elf_image *img)
+{
+	if (!img)
+		return;
+	free(img->starts);
+	free(img->syms);
+	if (img->elf)
+		elf_end(img->elf);
+	if (img->mapped)
+		munmap(img->data, img->size);
+	else
+		free(img->data);
+	free(img->segs);
+	free(img->fast);
+	pthread_mutex_destroy(&img->sym_lock);
+	free(img);
+}
+
+int elf_image_type(const struct elf_image *img)
+{
+	return img->type;
+}
+
+const char *elf_image_build_id(const struct elf_image *img)
+{
+	return img->build_id;
+}
+
+const struct elf_segment *elf_image_segments(const struct elf_image *img, size_t *n)
+{
+	*n = img->nsegs;
+	return img->segs;
+}
+
+int elf_image_eh_frame_hdr(const struct elf_image *img, uint64_t *vaddr, uint64_t *size)
+{
+	if (!img->have_eh)
+		return -1;
+	*vaddr = img->eh_vaddr;
+	*size = img->eh_size;
+	return 0;
+}
+
+/* The bytes at [vaddr, vaddr+n) if segment f holds all of them, else NULL. */
+static inline const void *elf_fastseg_ptr(const struct elf_fastseg *f, uint64_t vaddr, size_t n)
+{
+	uint64_t off = vaddr - f->vaddr;
+
+	if (vaddr >= f->vaddr && off <= f->len && n <= f->len - off)
+		return f->data + off;
+	return NULL;
+}
+
+const void *elf_image_ptr(const struct elf_image *img, uint64_t vaddr, size_t n)
+{
+	size_t i = atomic_load_explicit(&img->last, memory_order_relaxed);
+	const void *p;
+
+	if (i < img->nsegs && (p = elf_fastseg_ptr(&img->fast[i], vaddr, n)) != NULL)
+		return p;
+	for (i = 0; i < img->nsegs; i++) {
+		if ((p = elf_fastseg_ptr(&img->fast[i], vaddr, n)) != NULL) {
+			/* The hint is not part of the image's value, and the image
+			 * was allocated non-const: casting const away is defined. */
+			atomic_store_explicit(&((struct elf_image *)img)->last, i, memory_order_relaxed);
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static int elf_sym_rank(unsigned bind)
+{
+	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : bind == STB_LOCAL ? 2 : 3;
+}
+
+/* Order by address, then the alias we prefer first. */
+static int elf_symtmp_cmp(const void *a, const void *b)
+{
+	const struct elf_symtmp *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	if (x->under != y->under)
+		return x->under - y->under;
+	if (x->namelen != y->namelen)
+		return x->namelen < y->namelen ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The end of the allocated section shndx if it holds addr, else addr. */
+static uint64_t elf_image_section_end(Elf *elf, size_t shndx, uint64_t addr)
+{
+	Elf_Scn *scn = elf_getscn(elf, shndx);
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || addr < sh.sh_addr ||
+	    addr - sh.sh_addr >= sh.sh_size)
+		return addr;
+	return sh.sh_addr + sh.sh_size;
+}
+
+/*
+ * Collect the function symbols of the symbol table scn into *out (grown as
+ * needed, at most ELF_MAX_SYMBOLS). Returns how many, or -1 on no memory.
+ */
+static long elf_image_collect(Elf *elf, Elf_Scn *scn, struct elf_symtmp **out)
+{
+	struct elf_symtmp *v = NULL, *t;
+	Elf_Data *sd, *strd;
+	Elf_Scn *strscn;
+	GElf_Shdr sh, strsh;
+	GElf_Sym s;
+	const char *strs;
+	size_t strsz, nsym, i, n = 0, cap = 0, j;
+
+	if (!gelf_getshdr(scn, &sh) || sh.sh_entsize != sizeof(Elf64_Sym))
+		return 0;
+	strscn = elf_getscn(elf, sh.sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
+		return 0;
+	sd = elf_getdata(scn, NULL);
+	strd = elf_getdata(strscn, NULL);
+	if (!sd || !strd || !sd->d_buf || !strd->d_buf || sd->d_type != ELF_T_SYM)
+		return 0;
+	strs = strd->d_buf;
+	/* Names must end in a NUL inside the table: cut at its last NUL once. */
+	strsz = strd->d_size;
+	while (strsz > 0 && strs[strsz - 1] != 0)
+		strsz--;
+	nsym = sd->d_size / sizeof(Elf64_Sym);
+	for (i = 0; i < nsym && n < ELF_MAX_SYMBOLS; i++) {
+		unsigned type;
+
+		if (!gelf_getsym(sd, (int)i, &s))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+		    s.st_value == 0 || s.st_name >= strsz || s.st_size > UINT64_MAX - s.st_value)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			t = realloc(v, cap * sizeof(*v));
+			if (!t)
+				goto err;
+			v = t;
+		}
+		t = &v[n++];
+		t->start = s.st_value;
+		t->name = strs + s.st_name;
+		t->namelen = strlen(t->name);
+		t->rank = elf_sym_rank(GELF_ST_BIND(s.st_info));
+		for (j = 0; t->name[j] == '_'; j++)
+			;
+		t->under = j > 255 ? 255 : (int)j;
+		t->sized = s.st_size != 0;
+		t->end = t->start + s.st_size;
+		if (!t->sized && s.st_shndx < SHN_LORESERVE)
+			t->end = elf_image_section_end(elf, s.st_shndx, t->start);
+	}
+	*out = v;
+	return (long)n;
+err:
+	free(v);
+	return -1;
+}
+
+/* Sort, merge aliases and build the lookup arrays. */
+static int elf_image_index(struct elf_image *img, struct elf_symtmp *v, size_t n)
+{
+	size_t i, j, k = 0;
+	uint64_t maxend = 0;
+
+	qsort(v, n, sizeof(*v), elf_symtmp_cmp);
+	img->starts = malloc((n ? n : 1) * sizeof(*img->starts));
+	img->syms = malloc((n ? n : 1) * sizeof(*img->syms));
+	if (!img->starts || !img->syms)
+		goto err;
+	for (i = 0; i < n; i = j) {
+		uint64_t sized_end = 0, bare_end = v[i].start;
+		int sized = 0;
+
+		/* v[i] is the preferred alias; the group's extent is the widest. */
+		for (j = i; j < n && v[j].start == v[i].start; j++) {
+			if (v[j].sized) {
+				sized = 1;
+				sized_end = v[j].end > sized_end ? v[j].end : sized_end;
+			} else if (v[j].end > bare_end) {
+				bare_end = v[j].end;
+			}
+		}
+		img->starts[k] = v[i].start;
+		img->syms[k].name = v[i].name;
+		img->syms[k].sized = sized;
+		img->syms[k].end = sized ? sized_end : bare_end;
+		if (sized && sized_end > maxend)
+			maxend = sized_end;
+		img->syms[k].maxend = maxend;
+		k++;
+	}
+	img->nsyms = k;
+	return 0;
+err:
+	free(img->starts);
+	free(img->syms);
+	img->starts = NULL;
+	img->syms = NULL;
+	return -1;
+}
+
+/* Load the function symbols: .symtab, else .dynsym. Memory failure leaves none. */
+static void elf_image_load_symbols(struct elf_image *img)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	struct elf_symtmp *v = NULL;
+	GElf_Shdr sh;
+	long n = 0;
+
+	if (!img->elf)
+		return;
+	while ((scn = elf_nextscn(img->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && !symtab)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM && !dynsym)
+			dynsym = scn;
+	}
+	if (symtab)
+		n = elf_image_collect(img->elf, symtab, &v);
+	if (n == 0 && dynsym)
+		n = elf_image_collect(img->elf, dynsym, &v);
+	if (n > 0)
+		elf_image_index(img, v, (size_t)n);
+	free(v);
+}
+
+static void elf_image_ensure_symbols(struct elf_image *img)
+{
+	if (atomic_load_explicit(&img->sym_loaded, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&img->sym_lock);
+	if (!atomic_load_explicit(&img->sym_loaded, memory_order_relaxed)) {
+		elf_image_load_symbols(img);
+		atomic_store_explicit(&img->sym_loaded, 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&img->sym_lock);
+}
+
+const char *elf_image_symbol(struct elf_image *img, uint64_t vaddr, uint64_t *start)
+{
+	size_t lo = 0, hi, mid, i, j, steps;
+	const struct elf_sym *s;
+
+	elf_image_ensure_symbols(img);
+	hi = img->nsyms;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (img->starts[mid] <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	i = lo - 1;
+	/*
+	 * The innermost sized symbol containing vaddr wins. Symbols before i
+	 * can only contain vaddr while their running maximum end passes it;
+	 * the walk is bounded so a hostile table cannot make lookups linear.
+	 */
+	for (j = i, steps = 0; steps < ELF_SYM_WALK; j--, steps++) {
+		s = &img->syms[j];
+		if (s->sized && vaddr < s->end) {
+			if (start)
+				*start = img->starts[j];
+			return s->name;
+		}
+		if (j == 0 || img->syms[j - 1].maxend <= vaddr)
+			break;
+	}
+	/* A size-0 symbol: only the nearest one, only within its section. */
+	s = &img->syms[i];
+	if (!s->sized && vaddr < s->end) {
+		if (start)
+			*start = img->starts[i];
+		return s->name;
+	}
+	return NULL;
+}
+
+size_t elf_image_nsymbols(struct elf_image *img)
+{
+	elf_image_ensure_symbols(img);
+	return img->nsyms;
+}
