@@ -23,24 +23,31 @@ void err_set_quiet(int q)
 	quiet = q;
 }
 
-static void emit(const char *kind, const char *fmt, va_list ap, int errnum)
+/* Append formatted text at line[*n], truncating at the buffer's end. */
+static void __attribute__((format(printf, 4, 5)))
+put(char *line, size_t cap, size_t *n, const char *fmt, ...)
 {
-	char line[1024];
-	size_t n;
+	va_list ap;
 	int r;
 
-	r = snprintf(line, sizeof(line), "%s: %s", prog, kind);
-	n = r < 0 ? 0 : (size_t)r < sizeof(line) ? (size_t)r : sizeof(line) - 1;
-	r = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	if (*n >= cap - 1)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(line + *n, cap - *n, fmt, ap);
+	va_end(ap);
 	if (r > 0)
-		n += (size_t)r < sizeof(line) - n ? (size_t)r : sizeof(line) - n - 1;
-	if (errnum) {
-		r = snprintf(line + n, sizeof(line) - n, ": %s", strerror(errnum));
-		if (r > 0)
-			n += (size_t)r < sizeof(line) - n ? (size_t)r : sizeof(line) - n - 1;
-	}
-	if (n > sizeof(line) - 2)
-		n = sizeof(line) - 2;
+		*n += (size_t)r < cap - *n ? (size_t)r : cap - *n - 1;
+}
+
+static void emit(const char *kind, const char *fmt, va_list ap, int errnum)
+{
+	char line[1024], msg[1024];
+	size_t n = 0;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	put(line, sizeof(line) - 1, &n, "%s: %s%s", prog, kind, msg);
+	if (errnum)
+		put(line, sizeof(line) - 1, &n, ": %s", strerror(errnum));
 	line[n++] = '\n';
 	if (write(STDERR_FILENO, line, n) < 0) {
 		/* Nowhere left to report to. */

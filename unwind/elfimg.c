@@ -73,6 +73,7 @@ struct elf_image {
 	atomic_int sym_loaded;
 	uint64_t *starts;
 	struct elf_sym *syms;
+	char *names; /* copies of names cut at '@' ("f@@GLIBC_2.2.5" -> "f") */
 	size_t nsyms;
 };
 
@@ -322,6 +323,7 @@ void elf_image_free(struct elf_image *img)
 		return;
 	free(img->starts);
 	free(img->syms);
+	free(img->names);
 	if (img->elf)
 		elf_end(img->elf);
 	if (img->mapped)
@@ -485,6 +487,35 @@ err:
 	return -1;
 }
 
+/*
+ * Shared objects' .symtab names versioned definitions "name@@VERSION";
+ * people know the function as "name". Copy the cut names into one block
+ * (a failed allocation keeps the versioned names, which are still right).
+ */
+static void elf_image_unversion(struct elf_image *img)
+{
+	size_t i, len, total = 0;
+	const char *at;
+	char *p;
+
+	for (i = 0; i < img->nsyms; i++)
+		if ((at = strchr(img->syms[i].name, '@')) && at != img->syms[i].name)
+			total += (size_t)(at - img->syms[i].name) + 1;
+	if (!total || !(img->names = malloc(total)))
+		return;
+	p = img->names;
+	for (i = 0; i < img->nsyms; i++) {
+		at = strchr(img->syms[i].name, '@');
+		if (!at || at == img->syms[i].name)
+			continue;
+		len = (size_t)(at - img->syms[i].name);
+		memcpy(p, img->syms[i].name, len);
+		p[len] = 0;
+		img->syms[i].name = p;
+		p += len + 1;
+	}
+}
+
 /* Sort, merge aliases and build the lookup arrays. */
 static int elf_image_index(struct elf_image *img, struct elf_symtmp *v, size_t n)
 {
@@ -519,6 +550,7 @@ static int elf_image_index(struct elf_image *img, struct elf_symtmp *v, size_t n
 		k++;
 	}
 	img->nsyms = k;
+	elf_image_unversion(img);
 	return 0;
 err:
 	free(img->starts);

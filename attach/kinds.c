@@ -1,0 +1,46 @@
+/*
+ * kinds.c — the table of profile types. Names and units follow Go's
+ * runtime/pprof so that pprof users meet familiar labels: a CPU profile is
+ * samples/count + cpu/nanoseconds with period type cpu/nanoseconds.
+ */
+#include <string.h>
+
+#include "attach/kinds.h"
+#include "model/profile.h"
+
+static const struct kind kinds[] = {
+	{
+		.name = "cpu",
+		.help = "where threads run on a CPU, weighted by the CPU time they used",
+		.policy = POLICY_CPU,
+		.timed = 1,
+		.sample = { { "samples", "count" }, { "cpu", "nanoseconds" } },
+		.period_type = { "cpu", "nanoseconds" },
+	},
+};
+
+const struct kind *kind_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kinds[i].name, name))
+			return &kinds[i];
+	return NULL;
+}
+
+const struct kind *kind_all(unsigned *n)
+{
+	*n = sizeof(kinds) / sizeof(kinds[0]);
+	return kinds;
+}
+
+int kind_setup(const struct kind *k, struct profile *prof, int64_t period)
+{
+	int i;
+
+	for (i = 0; i < 2 && k->sample[i][0]; i++)
+		if (profile_add_sample_type(prof, k->sample[i][0], k->sample[i][1]) < 0)
+			return -1;
+	return profile_set_period(prof, k->period_type[0], k->period_type[1], period);
+}

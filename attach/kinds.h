@@ -1,0 +1,38 @@
+#ifndef CPROF_KINDS_H
+#define CPROF_KINDS_H
+/*
+ * kinds — the profile types cprof-attach can capture, as a table: how the
+ * tracer picks threads and weighs samples, and the sample types the
+ * profile declares. Adding a type is adding a row (and, for a new source
+ * of data, a new policy), not a branch in every file.
+ */
+#include <stdint.h>
+
+struct profile;
+
+enum kind_policy {
+	POLICY_CPU,  /* threads that used CPU since their last sample, weighted by it */
+	POLICY_WALL, /* every thread at every tick, weighted by elapsed time */
+	POLICY_ONCE, /* every thread once, weight 1 */
+};
+
+struct kind {
+	const char *name;
+	const char *help;
+	enum kind_policy policy;
+	int state_label;        /* label samples with the thread's state */
+	int timed;              /* takes -d and -F */
+	const char *sample[2][2]; /* up to two (type, unit) pairs */
+	const char *period_type[2];
+};
+
+/* The kind called name, or NULL. */
+const struct kind *kind_find(const char *name);
+
+/* All kinds; *n set to their number. */
+const struct kind *kind_all(unsigned *n);
+
+/* Declare k's sample and period types in prof; period_ns for timed kinds. 0 or -1. */
+int kind_setup(const struct kind *k, struct profile *prof, int64_t period);
+
+#endif

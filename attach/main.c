@@ -1,0 +1,134 @@
+/*
+ * main.c — cprof-attach: parse the command line, check the target, open
+ * the output (so an unwritable path fails before the target is touched),
+ * capture, write the profile atomically, summarise. Exit codes are the
+ * EXIT_* values of options.h.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach/capture.h"
+#include "attach/kinds.h"
+#include "attach/options.h"
+#include "attach/target.h"
+#include "common/err.h"
+#include "model/profile.h"
+#include "writer/outfile.h"
+#include "writer/pprof.h"
+
+#define PROFILE_MAX_BYTES (1u << 30)
+
+static void default_name(char *out, size_t cap, pid_t pid, const char *type)
+{
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(out, cap, "cprof-%d-%s-%s.pb.gz", (int)pid, type, when);
+}
+
+static void print_stats(const struct capture_report *r)
+{
+	const struct sampler *sm = &r->sm;
+
+	fprintf(stderr,
+		"cprof-attach: stats: %llu samples (%llu lost to a full queue, %llu ticks of %llu "
+		"late), %llu threads seen, %llu sampled\n",
+		(unsigned long long)sm->samples, (unsigned long long)sm->lost,
+		(unsigned long long)sm->ticks_missed, (unsigned long long)sm->ticks,
+		(unsigned long long)sm->stats.threads_seen, (unsigned long long)r->threads_sampled);
+	fprintf(stderr,
+		"cprof-attach: stats: pause per stopped sample p50 %.1fus p99 %.1fus max %.1fus "
+		"(%llu stops, %llu timed out); %llu sleeping threads read without a stop\n",
+		sm->pause_p50_ns / 1e3, sm->pause_p99_ns / 1e3, sm->stats.pause_ns_max / 1e3,
+		(unsigned long long)sm->stats.stops, (unsigned long long)sm->stats.stop_timeouts,
+		(unsigned long long)sm->stats.blocked_reads);
+	fprintf(stderr,
+		"cprof-attach: stats: %llu signals passed on, %llu EINTRs turned into restarts, "
+		"%.1fms CPU not attributed\n",
+		(unsigned long long)sm->stats.signals_passed, (unsigned long long)sm->stats.eintr_fixed,
+		sm->cpu_unattributed_ns / 1e6);
+	fprintf(stderr,
+		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
+		"partial; own CPU %.3fs over %.3fs\n",
+		(unsigned long long)r->rec.stacks,
+		r->rec.stacks ? (double)r->rec.frames / (double)r->rec.stacks : 0.0,
+		(unsigned long long)r->rec.truncated, (unsigned long long)r->rec.partial,
+		r->cpu_self_s, (double)(sm->end_mono_ns - sm->start_mono_ns) / 1e9);
+}
+
+int main(int argc, char **argv)
+{
+	struct capture_report rep;
+	struct profile *prof = NULL;
+	struct outfile out;
+	struct target t;
+	struct options o;
+	struct buf b;
+	char name[256];
+	const char *path;
+	int r, code = EXIT_OK;
+
+	err_set_prog("cprof-attach");
+	signal(SIGPIPE, SIG_IGN);
+	r = options_parse(&o, argc, argv);
+	if (r != 0)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	err_set_quiet(o.quiet);
+	if (target_check(&t, o.pid) < 0)
+		return EXIT_ATTACH;
+	path = o.output;
+	if (!path) {
+		default_name(name, sizeof(name), t.pid, o.kind->name);
+		path = name;
+	}
+	if (outfile_open(&out, path) < 0)
+		return EXIT_OUTPUT;
+	if (capture_run(&o, &t, &prof, &rep) < 0) {
+		outfile_abort(&out);
+		return EXIT_ATTACH;
+	}
+	if (o.stats)
+		print_stats(&rep);
+	if (rep.sm.samples == 0 && (rep.sm.gone || rep.sm.execed)) {
+		error("%d (%s) %s before anything was captured; no profile written", (int)t.pid,
+		      t.comm, rep.sm.gone ? "exited" : "executed a new program");
+		outfile_abort(&out);
+		profile_free(prof);
+		return EXIT_GONE;
+	}
+	buf_init(&b, PROFILE_MAX_BYTES);
+	if (pprof_write(prof, &b) < 0) {
+		error("cannot encode the profile: out of memory or larger than %u MiB",
+		      PROFILE_MAX_BYTES >> 20);
+		outfile_abort(&out);
+		code = EXIT_INTERNAL;
+		goto out;
+	}
+	if (outfile_write(&out, b.data, b.len) < 0 || outfile_commit(&out) < 0) {
+		code = EXIT_OUTPUT;
+		goto out;
+	}
+	if (rep.sm.gone || rep.sm.execed) {
+		warning("%d (%s) %s during the capture; the profile holds what was collected",
+			(int)t.pid, t.comm, rep.sm.gone ? "exited" : "executed a new program");
+		code = EXIT_PARTIAL;
+	}
+	if (!o.quiet) {
+		if (rep.sm.stop_signal)
+			note("stopped early by %s", strsignal(rep.sm.stop_signal));
+		note("wrote %s: %llu samples from %llu threads over %.2fs",
+		     o.output && !strcmp(o.output, "-") ? "the profile to standard output" : path,
+		     (unsigned long long)rep.sm.samples, (unsigned long long)rep.threads_sampled,
+		     (double)(rep.sm.end_mono_ns - rep.sm.start_mono_ns) / 1e9);
+	}
+out:
+	buf_release(&b);
+	profile_free(prof);
+	return code;
+}

@@ -1,0 +1,244 @@
+/*
+ * options.c — getopt_long over a table of options, --help generated from
+ * the same facts, and strict value parsers: a profiler run by a script must
+ * fail loudly on "-d 30" rather than capture for 30 nanoseconds.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/kinds.h"
+#include "attach/options.h"
+#include "common/err.h"
+
+#ifndef CPROF_VERSION
+#define CPROF_VERSION "0.1"
+#endif
+
+static const struct {
+	const char *name;
+	uint64_t ns;
+} units[] = {
+	{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
+	{ "s", 1000000000ull }, { "m", 60000000000ull }, { "h", 3600000000000ull },
+};
+
+int parse_duration(const char *s, uint64_t *out)
+{
+	long double total = 0;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -1;
+	while (*p) {
+		long double v = 0, scale = 1;
+		int digits = 0;
+		size_t i, best = 0, len;
+
+		while (*p >= '0' && *p <= '9') {
+			v = v * 10 + (*p++ - '0');
+			digits++;
+		}
+		if (*p == '.') {
+			p++;
+			while (*p >= '0' && *p <= '9') {
+				scale /= 10;
+				v += (*p++ - '0') * scale;
+				digits++;
+			}
+		}
+		if (!digits)
+			return -1;
+		/* The longest unit that matches: "ms" before "m". */
+		for (i = 0, len = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			size_t l = strlen(units[i].name);
+
+			if (l > len && !strncmp(p, units[i].name, l)) {
+				best = i;
+				len = l;
+			}
+		}
+		if (!len)
+			return -1;
+		p += len;
+		total += v * units[best].ns;
+		if (total > OPT_MAX_DURATION_NS)
+			return -1;
+	}
+	if (total < 1)
+		return -1;
+	*out = (uint64_t)total;
+	return 0;
+}
+
+int parse_uint(const char *s, uint64_t min, uint64_t max, int sizes, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !(*s >= '0' && *s <= '9'))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (sizes && (*end == 'K' || *end == 'k')) {
+		if (v > ULLONG_MAX / 1024)
+			return -1;
+		v *= 1024;
+		end++;
+	} else if (sizes && (*end == 'M' || *end == 'm')) {
+		if (v > ULLONG_MAX / (1024 * 1024))
+			return -1;
+		v *= 1024 * 1024;
+		end++;
+	}
+	if (*end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	const struct kind *k;
+	unsigned i, n;
+
+	fprintf(f,
+		"usage: cprof-attach -p PID [-t TYPE] [-d DURATION] [-F HZ] [-o FILE] [options]\n"
+		"\n"
+		"Attach to a running process from outside (ptrace), sample its threads,\n"
+		"detach, and write a pprof profile (gzip-compressed profile.proto) that\n"
+		"`go tool pprof` and `pprof` read. The target keeps running throughout;\n"
+		"no thread is left stopped, whatever happens to cprof-attach.\n"
+		"\n"
+		"options:\n"
+		"  -p, --pid PID          process to profile (required)\n"
+		"  -t, --type TYPE        profile type (default cpu), one of:\n");
+	k = kind_all(&n);
+	for (i = 0; i < n; i++)
+		fprintf(f, "                           %-12s %s\n", k[i].name, k[i].help);
+	fprintf(f,
+		"  -d, --duration DUR     how long to sample: 30s, 500ms, 2m, 1h, 1m30s (default 30s)\n"
+		"  -F, --frequency HZ     samples per second per thread, %u..%u (default 100)\n"
+		"  -o, --output FILE      where to write the profile; - for standard output\n"
+		"                         (default: cprof-PID-TYPE-YYYYmmddTHHMMSSZ.pb.gz here,\n"
+		"                         its name printed on stderr)\n"
+		"      --stack-size BYTES stack bytes copied per sample, 4K..1M (default 64K)\n"
+		"      --stats            print the profiler's own costs on stderr\n"
+		"  -q, --quiet            print only errors\n"
+		"  -h, --help             this help\n"
+		"  -V, --version          the version\n"
+		"\n"
+		"Stop early with Ctrl-C (SIGINT) or SIGTERM: what was collected is written.\n"
+		"Files appear atomically: a temporary file is renamed into place.\n"
+		"\n"
+		"exit codes:\n"
+		"  0  success\n"
+		"  1  internal error (out of memory, ...)\n"
+		"  2  usage error: bad option or value\n"
+		"  3  cannot attach: no such process, not permitted, already traced,\n"
+		"     a zombie, or cprof-attach itself\n"
+		"  4  the target went away before anything was captured\n"
+		"  5  partial profile: the target exited or exec'd during the capture;\n"
+		"     what was captured was written\n"
+		"  6  the profile could not be written\n",
+		OPT_MIN_HZ, OPT_MAX_HZ);
+}
+
+enum { OPT_STACK = 256, OPT_STATS };
+
+static const struct option longopts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "type", required_argument, NULL, 't' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "stack-size", required_argument, NULL, OPT_STACK },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+	uint64_t v;
+	int c, have_pid = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->duration_ns = 30ull * 1000000000ull;
+	o->hz = 100;
+	o->kind = kind_find("cpu");
+	o->stack_cap = 64 * 1024;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":p:t:d:F:o:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_uint(optarg, 1, INT_MAX, 0, &v) < 0)
+				return error("invalid pid \"%s\": expected a process id", optarg);
+			o->pid = (pid_t)v;
+			have_pid = 1;
+			break;
+		case 't':
+			o->kind = kind_find(optarg);
+			if (!o->kind)
+				return error("unknown profile type \"%s\" (see --help for the types)",
+					     optarg);
+			break;
+		case 'd':
+			if (parse_duration(optarg, &o->duration_ns) < 0)
+				return error("invalid duration \"%s\": expected a positive number "
+					     "with a unit, such as 30s, 500ms, 2m or 1h",
+					     optarg);
+			break;
+		case 'F':
+			if (parse_uint(optarg, OPT_MIN_HZ, OPT_MAX_HZ, 0, &v) < 0)
+				return error("invalid frequency \"%s\": expected a whole number of "
+					     "Hz from %u to %u",
+					     optarg, OPT_MIN_HZ, OPT_MAX_HZ);
+			o->hz = (unsigned)v;
+			break;
+		case 'o':
+			if (!*optarg)
+				return error("invalid output \"\": expected a file name or -");
+			o->output = optarg;
+			break;
+		case OPT_STACK:
+			if (parse_uint(optarg, OPT_MIN_STACK, OPT_MAX_STACK, 1, &v) < 0)
+				return error("invalid stack size \"%s\": expected 4K to 1M", optarg);
+			o->stack_cap = (size_t)v;
+			break;
+		case OPT_STATS:
+			o->stats = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("cprof-attach %s\n", CPROF_VERSION);
+			return 1;
+		case ':':
+			if (optopt)
+				return error("option \"-%c\" needs a value (see --help)", optopt);
+			return error("option \"%s\" needs a value (see --help)", argv[optind - 1]);
+		default:
+			if (optopt)
+				return error("unknown option \"-%c\" (see --help)", optopt);
+			return error("unknown option \"%s\" (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return error("unexpected argument \"%s\" (see --help)", argv[optind]);
+	if (!have_pid)
+		return error("no target: give the process id with -p PID (see --help)");
+	return 0;
+}

@@ -1,0 +1,56 @@
+#ifndef CPROF_OPTIONS_H
+#define CPROF_OPTIONS_H
+/*
+ * options — cprof-attach's command line, and the parsers for its values.
+ *
+ * Invariants:
+ *  - a value that does not parse is a usage error with one line naming the
+ *    option and the value; nothing is guessed (a duration needs a unit);
+ *  - the parsed options are complete: every field has its default when the
+ *    option was not given.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Exit codes, documented in --help and the README. */
+#define EXIT_OK 0
+#define EXIT_INTERNAL 1  /* out of memory or another internal failure */
+#define EXIT_USAGE 2     /* bad option or value */
+#define EXIT_ATTACH 3    /* cannot attach to the target */
+#define EXIT_GONE 4      /* the target went away before anything was captured */
+#define EXIT_PARTIAL 5   /* the target exited or exec'd mid-capture; what was captured is written */
+#define EXIT_OUTPUT 6    /* the profile could not be written */
+
+#define OPT_MAX_DURATION_NS (7ull * 24 * 3600 * 1000000000ull)
+#define OPT_MIN_HZ 1u
+#define OPT_MAX_HZ 10000u
+#define OPT_MIN_STACK 4096u
+#define OPT_MAX_STACK (1u << 20)
+
+struct kind;
+
+struct options {
+	pid_t pid;
+	uint64_t duration_ns;     /* default 30 s */
+	unsigned hz;              /* default 100 */
+	const char *output;       /* NULL: a name from pid, type and time */
+	const struct kind *kind;  /* default cpu */
+	size_t stack_cap;         /* bytes of stack copied per sample, default 64 KiB */
+	int quiet;
+	int stats;
+};
+
+/*
+ * Parse argv. Returns 0 to go on, 1 when --help or --version was printed
+ * (exit 0), or -1 after printing a usage error (exit EXIT_USAGE).
+ */
+int options_parse(struct options *o, int argc, char **argv);
+
+/* "30s", "500ms", "2m", "1h", "1m30s", "1.5s" -> ns; 0 or -1. Must be > 0. */
+int parse_duration(const char *s, uint64_t *ns);
+
+/* A whole number in [min, max], with an optional K/M (x1024) suffix when sizes is set. */
+int parse_uint(const char *s, uint64_t min, uint64_t max, int sizes, uint64_t *out);
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * queue.c — a mutex-and-condvar FIFO of snapshots. Samples arrive at most a
+ * few thousand per second, so a lock per push costs nothing measurable;
+ * what matters is that a push never blocks the tracer.
+ */
+#include <stdlib.h>
+
+#include "attach/snapshot.h"
+
+int queue_init(struct queue *q)
+{
+	q->head = q->tail = NULL;
+	q->items = q->bytes = 0;
+	q->closed = 0;
+	if (pthread_mutex_init(&q->lock, NULL))
+		return -1;
+	if (pthread_cond_init(&q->cond, NULL)) {
+		pthread_mutex_destroy(&q->lock);
+		return -1;
+	}
+	return 0;
+}
+
+void queue_release(struct queue *q)
+{
+	struct snapshot *s, *n;
+
+	for (s = q->head; s; s = n) {
+		n = s->next;
+		snapshot_free(s);
+	}
+	q->head = q->tail = NULL;
+	pthread_cond_destroy(&q->cond);
+	pthread_mutex_destroy(&q->lock);
+}
+
+int queue_push(struct queue *q, struct snapshot *s)
+{
+	int r = -1;
+
+	pthread_mutex_lock(&q->lock);
+	if (!q->closed && q->items < QUEUE_MAX_ITEMS &&
+	    q->bytes + s->img.stack_len <= QUEUE_MAX_BYTES) {
+		s->next = NULL;
+		if (q->tail)
+			q->tail->next = s;
+		else
+			q->head = s;
+		q->tail = s;
+		q->items++;
+		q->bytes += s->img.stack_len;
+		pthread_cond_signal(&q->cond);
+		r = 0;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+struct snapshot *queue_pop(struct queue *q)
+{
+	struct snapshot *s;
+
+	pthread_mutex_lock(&q->lock);
+	while (!q->head && !q->closed)
+		pthread_cond_wait(&q->cond, &q->lock);
+	s = q->head;
+	if (s) {
+		q->head = s->next;
+		if (!q->head)
+			q->tail = NULL;
+		q->items--;
+		q->bytes -= s->img.stack_len;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return s;
+}
+
+void queue_close(struct queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->closed = 1;
+	pthread_cond_broadcast(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+void snapshot_free(struct snapshot *s)
+{
+	if (!s)
+		return;
+	free(s->stack);
+	free(s);
+}

@@ -1,0 +1,216 @@
+/*
+ * record.c — unwind a thread image, turn each address into a profile
+ * location (mapping + function), add the sample. Location ids are cached
+ * by address in a small open-addressing map; a profile of a 30-second
+ * capture has a few thousand distinct addresses, each symbolized once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/record.h"
+#include "unwind/space.h"
+#include "unwind/unwinder.h"
+
+#define CACHE_MAX (1u << 22)
+
+struct loc_slot {
+	uint64_t addr;
+	uint64_t id; /* 0: empty */
+};
+
+struct recorder {
+	struct profile *prof;
+	struct space *space;
+	struct unwinder *unw;
+	size_t max_depth;
+	uint64_t *pcs;
+	uint8_t *sig;
+	uint64_t *ids;
+	uint64_t *map_ids;  /* by space object index; 0 = not added yet */
+	size_t nmap_ids;
+	struct loc_slot *cache;
+	size_t ncache, cache_used;
+	struct record_stats stats;
+};
+
+static uint64_t recorder_mapping(struct recorder *r, struct space_obj *o)
+{
+	struct profile_mapping_in m;
+	uint64_t *v;
+
+	if (o->index >= r->nmap_ids) {
+		size_t n = o->index + 16;
+
+		v = realloc(r->map_ids, n * sizeof(*v));
+		if (!v)
+			return 0;
+		memset(v + r->nmap_ids, 0, (n - r->nmap_ids) * sizeof(*v));
+		r->map_ids = v;
+		r->nmap_ids = n;
+	}
+	if (r->map_ids[o->index])
+		return r->map_ids[o->index];
+	memset(&m, 0, sizeof(m));
+	m.start = o->text_start;
+	m.limit = o->text_end;
+	m.offset = o->text_offset;
+	m.filename = o->path;
+	m.build_id = o->build_id;
+	/* We symbolized what could be symbolized; pprof must not retry. */
+	m.has_functions = 1;
+	r->map_ids[o->index] = profile_add_mapping(r->prof, &m);
+	return r->map_ids[o->index];
+}
+
+/*
+ * sigframe: the address is a signal trampoline; stripped libcs do not name
+ * theirs (__restore_rt), so it gets the name gdb gives it.
+ */
+static uint64_t recorder_symbolize(struct recorder *r, uint64_t addr, int sigframe)
+{
+	struct space_obj *o = space_find(r->space, addr);
+	struct profile_line line = { 0, 0 };
+	uint64_t mid = 0, start;
+	const char *name = NULL;
+
+	if (o) {
+		mid = recorder_mapping(r, o);
+		name = space_symbol(r->space, o, addr, &start);
+	}
+	if (!name && sigframe)
+		name = "<signal handler called>";
+	if (name)
+		line.function_id = profile_intern_function(r->prof, name, name, "", 0);
+	return profile_intern_location(r->prof, mid, addr, &line, line.function_id ? 1 : 0);
+}
+
+static int cache_grow(struct recorder *r)
+{
+	struct loc_slot *old = r->cache, *n;
+	size_t i, j, size = r->ncache ? r->ncache * 2 : 4096;
+
+	if (size > CACHE_MAX)
+		return -1;
+	n = calloc(size, sizeof(*n));
+	if (!n)
+		return -1;
+	for (i = 0; i < r->ncache; i++) {
+		if (!old[i].id)
+			continue;
+		for (j = (old[i].addr * 0x9e3779b97f4a7c15ull) >> 20 & (size - 1); n[j].id;
+		     j = (j + 1) & (size - 1))
+			;
+		n[j] = old[i];
+	}
+	free(old);
+	r->cache = n;
+	r->ncache = size;
+	return 0;
+}
+
+static uint64_t recorder_location(struct recorder *r, uint64_t addr, int sigframe)
+{
+	size_t j;
+	uint64_t id;
+
+	if ((r->cache_used + 1) * 2 > r->ncache && cache_grow(r) < 0)
+		return recorder_symbolize(r, addr, sigframe); /* cache full: still correct */
+	for (j = (addr * 0x9e3779b97f4a7c15ull) >> 20 & (r->ncache - 1); r->cache[j].id;
+	     j = (j + 1) & (r->ncache - 1))
+		if (r->cache[j].addr == addr)
+			return r->cache[j].id;
+	id = recorder_symbolize(r, addr, sigframe);
+	if (id) {
+		r->cache[j].addr = addr;
+		r->cache[j].id = id;
+		r->cache_used++;
+	}
+	return id;
+}
+
+static uint64_t recorder_marker(struct recorder *r, const char *name)
+{
+	struct profile_line line = { 0, 0 };
+
+	line.function_id = profile_intern_function(r->prof, name, name, "", 0);
+	return line.function_id ? profile_intern_location(r->prof, 0, 0, &line, 1) : 0;
+}
+
+struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	struct space_obj *main_obj;
+
+	if (!r)
+		return NULL;
+	r->prof = prof;
+	r->max_depth = max_depth ? max_depth : 1;
+	r->pcs = calloc(r->max_depth, sizeof(*r->pcs));
+	r->sig = calloc(r->max_depth, sizeof(*r->sig));
+	r->ids = calloc(r->max_depth + 1, sizeof(*r->ids));
+	if (!r->pcs || !r->sig || !r->ids)
+		goto err;
+	r->space = space_new(pid);
+	if (!r->space)
+		goto err;
+	r->unw = unwinder_new(r->space);
+	if (!r->unw)
+		goto err;
+	main_obj = space_main(r->space);
+	if (main_obj)
+		recorder_mapping(r, main_obj);
+	return r;
+err:
+	recorder_free(r);
+	return NULL;
+}
+
+void recorder_free(struct recorder *r)
+{
+	if (!r)
+		return;
+	unwinder_free(r->unw);
+	space_free(r->space);
+	free(r->pcs);
+	free(r->sig);
+	free(r->ids);
+	free(r->map_ids);
+	free(r->cache);
+	free(r);
+}
+
+int recorder_add(struct recorder *r, const struct thread_image *img, const int64_t *values,
+		 const struct profile_label_in *labels, size_t nlabels)
+{
+	unsigned flags = 0;
+	size_t i, n, k = 0;
+	uint64_t id;
+
+	n = unwinder_unwind(r->unw, img, r->pcs, r->sig, r->max_depth, &flags);
+	for (i = 0; i < n; i++) {
+		id = recorder_location(r, r->pcs[i], r->sig[i]);
+		if (id)
+			r->ids[k++] = id;
+	}
+	if (flags & UNWIND_TRUNCATED) {
+		r->stats.truncated++;
+		if ((id = recorder_marker(r, "[truncated]")))
+			r->ids[k++] = id;
+	} else if (flags & UNWIND_PARTIAL) {
+		r->stats.partial++;
+		if ((id = recorder_marker(r, "[partial]")))
+			r->ids[k++] = id;
+	}
+	r->stats.stacks++;
+	r->stats.frames += n;
+	if (profile_add_sample(r->prof, r->ids, k, values, labels, nlabels) < 0) {
+		r->stats.failed++;
+		return -1;
+	}
+	return 0;
+}
+
+const struct record_stats *recorder_stats(const struct recorder *r)
+{
+	return &r->stats;
+}

@@ -1,0 +1,50 @@
+#ifndef CPROF_RECORD_H
+#define CPROF_RECORD_H
+/*
+ * record — from copied thread states to samples in the profile: unwind,
+ * symbolize, intern. This is the one place where the unwind module and the
+ * model meet.
+ *
+ * Invariants:
+ *  - every distinct address is symbolized once; later samples find its
+ *    location id in a cache (the symbol search costs far more than a probe);
+ *  - the main executable's mapping is the profile's first mapping when the
+ *    executable has one, as pprof expects;
+ *  - a stack cut by the depth limit gets a "[truncated]" root frame and a
+ *    stack whose unwinding stopped early a "[partial]" root frame, so
+ *    neither masquerades as a complete stack;
+ *  - not thread-safe: the consumer thread alone uses it.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "model/profile.h"
+
+#define RECORD_MAX_DEPTH 512 /* frames kept per stack */
+
+struct thread_image;
+struct recorder;
+
+struct record_stats {
+	uint64_t stacks;      /* stacks recorded */
+	uint64_t frames;      /* frames in them */
+	uint64_t truncated;   /* stacks cut at the depth limit */
+	uint64_t partial;     /* stacks whose unwinding stopped early */
+	uint64_t failed;      /* stacks the profile refused (caps) */
+};
+
+/* A recorder adding to prof for process pid, keeping at most max_depth frames. */
+struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth);
+
+/* Release it (the profile stays). */
+void recorder_free(struct recorder *r);
+
+/* Unwind img and add one sample with values and labels. 0 or -1. */
+int recorder_add(struct recorder *r, const struct thread_image *img, const int64_t *values,
+		 const struct profile_label_in *labels, size_t nlabels);
+
+/* Counters so far. */
+const struct record_stats *recorder_stats(const struct recorder *r);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+ * sampler.c — the sampling clock and the per-type thread policies. The
+ * clock is a periodic timerfd; a late tick is reported as missed (the
+ * weights stay right because they are measured, not assumed). The loop
+ * sleeps in poll(2) on the timer and the session's signalfd, so a target
+ * signal (which stops the receiving tracee until we re-inject it) is
+ * answered within microseconds, not at the next tick.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "attach/kinds.h"
+#include "attach/sampler.h"
+#include "common/err.h"
+#include "common/proc.h"
+
+#define RESCAN_NS 1000000000ull
+
+static void sampler_push(void *ctx, struct snapshot *snap)
+{
+	struct sampler *sm = ctx;
+
+	if (queue_push(sm->queue, snap) < 0) {
+		sm->lost++;
+		snapshot_free(snap);
+		return;
+	}
+	sm->samples++;
+}
+
+static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
+{
+	snap->weight = (int64_t)t->cpu_pending;
+	t->cpu_pending = 0;
+	sampler_push(ctx, snap);
+}
+
+/* CPU: only threads whose CPU clock moved, weighted by how far. */
+static void tick_cpu(struct sampler *sm, struct session *s, pid_t *tids, uint32_t n)
+{
+	struct thread *t;
+	uint32_t i, k = 0;
+	uint64_t cpu;
+
+	for (i = 0; i < n; i++) {
+		t = threads_get(&s->threads, tids[i]);
+		if (!t || thread_read_cpu(&s->threads, t, &cpu) < 0)
+			continue;
+		if (cpu <= t->cpu_ns) {
+			t->idle_ticks++;
+			continue;
+		}
+		t->cpu_pending += cpu - t->cpu_ns;
+		t->cpu_ns = cpu;
+		t->idle_ticks = 0;
+		tids[k++] = tids[i];
+	}
+	/* One that fell asleep meanwhile keeps its CPU for its next sample. */
+	session_sample(s, tids, k, 1, emit_cpu, sm);
+}
+
+static void emit_all(void *ctx, struct thread *t, struct snapshot *snap)
+{
+	struct sampler *sm = ctx;
+
+	snap->weight = (int64_t)(snap->time_ns - t->last_sample_ns);
+	t->last_sample_ns = snap->time_ns;
+	if (sm->kind->policy == POLICY_ONCE)
+		snap->weight = 1;
+	sampler_push(sm, snap);
+}
+
+/* Wall and snapshot: every thread, running or not. */
+static void tick_all(struct sampler *sm, struct session *s, const pid_t *tids, uint32_t n)
+{
+	session_sample(s, tids, n, 0, emit_all, sm);
+}
+
+static int sampler_tick(struct sampler *sm, struct session *s, pid_t **tids, uint32_t *cap)
+{
+	uint32_t n;
+
+	if (s->threads.count > *cap) {
+		pid_t *v = realloc(*tids, s->threads.count * 2 * sizeof(**tids));
+
+		if (!v)
+			return -1;
+		*tids = v;
+		*cap = s->threads.count * 2;
+	}
+	n = threads_tids(&s->threads, *tids, *cap);
+	sm->ticks++;
+	if (sm->kind->policy == POLICY_CPU)
+		tick_cpu(sm, s, *tids, n);
+	else
+		tick_all(sm, s, *tids, n);
+	return 0;
+}
+
+static void sampler_finish(struct sampler *sm, struct session *s)
+{
+	pid_t *tids = calloc(s->threads.count + 1, sizeof(*tids));
+	struct thread *t;
+	uint32_t i, n;
+
+	n = tids ? threads_tids(&s->threads, tids, s->threads.count) : 0;
+	for (i = 0; i < n; i++)
+		if ((t = threads_get(&s->threads, tids[i])))
+			sm->cpu_unattributed_ns += t->cpu_pending;
+	free(tids);
+	sm->gone = s->gone;
+	sm->execed = s->execed;
+	sm->stop_signal = s->stop_signal;
+	sm->stats = s->stats;
+	sm->pause_p50_ns = session_pause_percentile(s, 50);
+	sm->pause_p99_ns = session_pause_percentile(s, 99);
+	sm->end_mono_ns = clock_mono_ns();
+}
+
+void *sampler_main(void *arg)
+{
+	struct sampler *sm = arg;
+	struct session s;
+	struct itimerspec its;
+	struct pollfd pfd[2];
+	uint64_t now, deadline, exp, last_rescan;
+	pid_t *tids = NULL;
+	uint32_t cap = 0;
+	int tfd = -1, timeout;
+
+	if (session_init(&s, sm->pid, sm->stack_cap) < 0) {
+		sm->attach_errno = EINVAL;
+		goto out;
+	}
+	s.want_state = sm->kind->state_label;
+	sm->start_real_ns = clock_real_ns();
+	sm->start_mono_ns = clock_mono_ns();
+	if (session_seize(&s) < 0) {
+		sm->attach_errno = errno ? errno : ESRCH;
+		goto out_session;
+	}
+	session_poll(&s);
+	if (sm->kind->policy == POLICY_ONCE) {
+		sampler_tick(sm, &s, &tids, &cap);
+		goto done;
+	}
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (tfd < 0) {
+		error_errno("cannot create a timer");
+		goto done;
+	}
+	memset(&its, 0, sizeof(its));
+	its.it_interval.tv_sec = (time_t)(sm->period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(sm->period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	timerfd_settime(tfd, 0, &its, NULL);
+	if (!sm->quiet)
+		note("profiling %d (%s): %s for %.3gs at %.0f Hz", (int)sm->pid, sm->comm,
+		     sm->kind->name, (double)sm->duration_ns / 1e9, 1e9 / (double)sm->period_ns);
+	deadline = sm->start_mono_ns + sm->duration_ns;
+	last_rescan = sm->start_mono_ns;
+	pfd[0].fd = tfd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = s.sigfd;
+	pfd[1].events = POLLIN;
+	for (;;) {
+		if (s.stop_signal || s.gone || s.execed)
+			break;
+		now = clock_mono_ns();
+		if (now >= deadline)
+			break;
+		timeout = (int)((deadline - now + 999999) / 1000000);
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			session_poll(&s);
+		if (pfd[0].revents && read(tfd, &exp, sizeof(exp)) == (ssize_t)sizeof(exp)) {
+			sm->ticks_missed += exp - 1;
+			if (sampler_tick(sm, &s, &tids, &cap) < 0)
+				break;
+		}
+		now = clock_mono_ns();
+		if (now - last_rescan >= RESCAN_NS) {
+			session_rescan(&s);
+			last_rescan = now;
+		}
+	}
+done:
+	session_poll(&s);
+	sampler_finish(sm, &s);
+	if (tfd >= 0)
+		close(tfd);
+out_session:
+	session_release(&s);
+out:
+	free(tids);
+	queue_close(sm->queue);
+	/* Returning ends the thread, and with it every ptrace attachment. */
+	return NULL;
+}

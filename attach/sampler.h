@@ -1,0 +1,54 @@
+#ifndef CPROF_SAMPLER_H
+#define CPROF_SAMPLER_H
+/*
+ * sampler — the tracer thread: attach, then on every tick of the sampling
+ * clock pick the threads the profile type wants, sample them and queue the
+ * snapshots; between ticks answer the target's stops at once. When the
+ * thread function returns, the thread exits and the kernel detaches the
+ * target (see session.h).
+ *
+ * Invariants:
+ *  - the sampler never waits for the consumer: a full queue loses samples
+ *    and counts them;
+ *  - a sample's weight is the thread's own CPU time (cpu) or elapsed time
+ *    (wall) since its previous sample, so nothing is counted twice and
+ *    nothing is lost when a tick is late; CPU used while a thread could
+ *    not be stopped is carried to its next sample;
+ *  - the results are written by the tracer thread and read by the caller
+ *    only after pthread_join().
+ */
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "attach/session.h"
+#include "attach/snapshot.h"
+
+struct kind;
+
+struct sampler {
+	/* Set by the caller. */
+	pid_t pid;
+	const char *comm;
+	const struct kind *kind;
+	uint64_t period_ns;
+	uint64_t duration_ns;
+	size_t stack_cap;
+	int quiet;
+	struct queue *queue;
+
+	/* Results. */
+	int attach_errno;         /* nonzero: attaching failed with it */
+	int gone, execed, stop_signal;
+	uint64_t start_real_ns, start_mono_ns, end_mono_ns;
+	uint64_t samples;         /* snapshots queued */
+	uint64_t lost;            /* snapshots dropped: queue full */
+	uint64_t ticks, ticks_missed;
+	uint64_t cpu_unattributed_ns; /* CPU used that no sample could carry */
+	uint64_t pause_p50_ns, pause_p99_ns;
+	struct session_stats stats;
+};
+
+/* The tracer thread's body; arg is a struct sampler. */
+void *sampler_main(void *arg);
+
+#endif

@@ -1,0 +1,66 @@
+#ifndef CPROF_SNAPSHOT_H
+#define CPROF_SNAPSHOT_H
+/*
+ * snapshot — one thread's state as the tracer copied it, and the bounded
+ * queue that carries snapshots from the tracer thread to the thread that
+ * unwinds them.
+ *
+ * Invariants:
+ *  - a snapshot owns its stack bytes (malloc'd, at most the stack cap);
+ *  - the queue holds at most QUEUE_MAX_BYTES of stack bytes and
+ *    QUEUE_MAX_ITEMS snapshots; a push past either fails and the tracer
+ *    counts the sample as lost — the tracer never waits for the consumer,
+ *    because a waiting tracer would delay the target's signals;
+ *  - after queue_close() pops drain what is left, then return NULL.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "unwind/unwinder.h"
+
+#define QUEUE_MAX_BYTES (256u << 20)
+#define QUEUE_MAX_ITEMS 200000u
+
+/* How the registers were obtained. */
+#define SNAP_STOPPED 1  /* thread stopped by ptrace: every register */
+#define SNAP_SYSCALL 2  /* thread blocked in a syscall, not stopped: sp and pc */
+
+struct snapshot {
+	struct snapshot *next;
+	pid_t tid;
+	char name[16];
+	char state;            /* scheduler state letter, '?' when unknown */
+	int how;               /* SNAP_* */
+	long syscall;          /* syscall it is blocked in, or -1 */
+	uint64_t time_ns;      /* monotonic time of the copy */
+	int64_t weight;        /* ns of CPU or wall time the sample stands for */
+	struct thread_image img;
+	unsigned char *stack;  /* owned; img.stack points here */
+};
+
+struct queue {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct snapshot *head, *tail;
+	size_t items, bytes;
+	int closed;
+};
+
+int queue_init(struct queue *q);
+void queue_release(struct queue *q);
+
+/* Append s; 0, or -1 when full or closed (s is not taken). */
+int queue_push(struct queue *q, struct snapshot *s);
+
+/* Take the oldest snapshot, waiting while empty; NULL once closed and empty. */
+struct snapshot *queue_pop(struct queue *q);
+
+/* No more pushes; wakes the consumer. */
+void queue_close(struct queue *q);
+
+/* Free a snapshot and its stack bytes. */
+void snapshot_free(struct snapshot *s);
+
+#endif

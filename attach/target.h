@@ -1,0 +1,34 @@
+#ifndef CPROF_TARGET_H
+#define CPROF_TARGET_H
+/*
+ * target — what cprof-attach learns about a process before and while
+ * attaching, and the one-line explanations when it cannot.
+ *
+ * Invariants:
+ *  - every refusal is one line naming the pid (and the process name when
+ *    known) and the cause, with a hint when the user can do something;
+ *  - /proc text is untrusted: fields are parsed with bounds and a missing
+ *    field is "unknown", never a crash.
+ */
+#include <sys/types.h>
+
+struct target {
+	pid_t pid;       /* the process (thread group) id */
+	char comm[17];
+	char state;      /* 'R', 'S', 'Z', ... */
+	pid_t tracer;    /* TracerPid, 0 when none */
+	uid_t uid;       /* real uid */
+};
+
+/*
+ * Read /proc/PID/status and refuse what cannot be profiled: no such
+ * process, a zombie, cprof-attach itself, a process already traced. A
+ * thread id is replaced by its process id (with a note). 0 or -1 (message
+ * printed).
+ */
+int target_check(struct target *t, pid_t pid);
+
+/* Explain a failed PTRACE_SEIZE with errno e; returns -1. */
+int target_attach_error(const struct target *t, int e);
+
+#endif

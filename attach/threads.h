@@ -1,0 +1,92 @@
+#ifndef CPROF_THREADS_H
+#define CPROF_THREADS_H
+/*
+ * threads — the target's threads as the tracer knows them: a table keyed by
+ * tid, with the per-thread /proc descriptors kept open so that the sampling
+ * path reads a thread's CPU clock or syscall state with one pread(2)
+ * instead of open/read/close.
+ *
+ * Invariants:
+ *  - a tid is in the table at most once; a thread is removed when the
+ *    kernel reports its exit, and its descriptors are closed then;
+ *  - descriptors are opened lazily and may be -1 (thread gone, or /proc
+ *    refused); every reader copes with -1;
+ *  - the table is owned by the tracer thread; nothing here is locked;
+ *  - at most THREADS_MAX threads are tracked (the rest are counted).
+ */
+#include <stdint.h>
+#include <sys/types.h>
+
+#define THREADS_MAX 65536
+
+/* thread.flags */
+#define THREAD_SEIZED 1u       /* we are its tracer */
+#define THREAD_GROUP_STOP 2u   /* in a group stop (SIGSTOP): we LISTEN, never resume it */
+#define THREAD_INTR_PENDING 4u /* we asked PTRACE_INTERRUPT and it has not stopped yet */
+#define THREAD_NEW 8u          /* auto-attached, its first stop not seen yet */
+#define THREAD_WANTED 16u      /* a batch waits for its stop to copy it */
+
+struct thread {
+	pid_t tid;
+	unsigned flags;
+	int fd_schedstat;        /* /proc/PID/task/TID/schedstat */
+	int fd_syscall;          /* /proc/PID/task/TID/syscall */
+	int fd_comm;             /* /proc/PID/task/TID/comm */
+	int fd_stat;             /* /proc/PID/task/TID/stat */
+	uint64_t cpu_ns;         /* its CPU clock at the last look */
+	uint64_t cpu_pending;    /* CPU time used but not yet given to a sample */
+	uint64_t last_sample_ns; /* monotonic time of its last sample */
+	uint32_t idle_ticks;     /* consecutive ticks without CPU use */
+	uint64_t intr_ns;        /* when we asked it to stop */
+	char name[16];
+};
+
+struct threads {
+	pid_t pid;
+	struct thread **slots; /* open addressing by tid */
+	uint32_t nslots;
+	uint32_t count;
+	uint64_t overflow;     /* threads not tracked because of THREADS_MAX */
+};
+
+/* An empty table for process pid. 0 or -1. */
+int threads_init(struct threads *ts, pid_t pid);
+
+/* Close every descriptor and free the table. */
+void threads_release(struct threads *ts);
+
+/* The thread with tid, or NULL. */
+struct thread *threads_get(struct threads *ts, pid_t tid);
+
+/* Add tid (or return the existing entry); NULL when full or out of memory. */
+struct thread *threads_add(struct threads *ts, pid_t tid);
+
+/* Remove tid and close its descriptors. */
+void threads_remove(struct threads *ts, pid_t tid);
+
+/*
+ * Copy every thread's tid into out (at most max); returns the count. The
+ * sampler iterates this copy and looks each tid up again before use, since
+ * handling a stop may remove (and free) a thread while it works.
+ */
+uint32_t threads_tids(struct threads *ts, pid_t *out, uint32_t max);
+
+/* Its CPU time in ns from schedstat; 0 or -1 (thread gone). */
+int thread_read_cpu(struct threads *ts, struct thread *t, uint64_t *ns);
+
+/*
+ * Its syscall state without stopping it. Returns 1 when it is running (or
+ * runnable), 0 when it sleeps, with *nr the syscall number (-1 when it
+ * sleeps outside a syscall) and *sp, *pc its user stack pointer and
+ * program counter; -1 when the thread is gone or the file is unreadable.
+ */
+int thread_read_syscall(struct threads *ts, struct thread *t, long *nr, uint64_t *sp,
+			uint64_t *pc);
+
+/* Refresh t->name from comm. 0 or -1. */
+int thread_read_name(struct threads *ts, struct thread *t);
+
+/* Its scheduler state letter from stat ('R', 'S', 'D', 'T', 't', 'Z'...), or '?'. */
+char thread_read_state(struct threads *ts, struct thread *t);
+
+#endif

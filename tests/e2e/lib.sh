@@ -1,0 +1,126 @@
+# lib.sh — shared helpers for the end-to-end tests, sourced by each t_*.sh.
+#
+# Each test starts the project's own target programs, runs cprof-attach on
+# them and checks the profile (with go tool pprof, the real consumer, and
+# build/tests/tools/pbdump for exact values). Every process a test starts
+# is killed on exit, whatever happens.
+
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+B=$TOP/build
+ATTACH=$B/cprof-attach
+PBDUMP=$B/tests/tools/pbdump
+TARGETS=$B/tests/targets
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/cprof-e2e.XXXXXX")
+PIDS=""
+FAILED=0
+export GOCACHE=${GOCACHE:-$WORK/gocache} GOFLAGS=-mod=mod HOME=${HOME:-$WORK}
+
+cleanup() {
+	local p
+	for p in $PIDS; do
+		kill -9 "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	FAILED=1
+}
+
+pass() {
+	echo "ok: $*"
+}
+
+# check COND-DESCRIPTION COMMAND... : run the command, pass or fail.
+check() {
+	local what=$1
+	shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+# start_target NAME [ARGS...]: start a target, wait for its "ready" line,
+# set TPID. The target's stdout goes to $WORK/NAME.out.
+start_target() {
+	local name=$1 i
+	shift
+	"$TARGETS/$name" "$@" >"$WORK/$name.out" 2>&1 &
+	TPID=$!
+	PIDS="$PIDS $TPID"
+	for i in $(seq 1 200); do
+		grep -q '^ready' "$WORK/$name.out" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "target $name did not start" >&2
+	exit 1
+}
+
+# task_cpu PID COMM: sum of schedstat CPU ns of PID's threads named COMM.
+task_cpu() {
+	local pid=$1 comm=$2 t sum=0 c
+	for t in /proc/"$pid"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = "$comm" ] || continue
+		c=$(cut -d' ' -f1 "$t/schedstat" 2>/dev/null) || continue
+		sum=$((sum + c))
+	done
+	echo "$sum"
+}
+
+# total_cpu PID: schedstat CPU ns of all of PID's threads.
+total_cpu() {
+	local pid=$1 t sum=0 c
+	for t in /proc/"$pid"/task/*; do
+		c=$(cut -d' ' -f1 "$t/schedstat" 2>/dev/null) || continue
+		sum=$((sum + c))
+	done
+	echo "$sum"
+}
+
+# pprof_cum FILE FUNC: FUNC's cum% in go tool pprof -top -cum (0 if absent).
+pprof_cum() {
+	go tool pprof -top -cum -nodecount=1000 -symbolize=none "$1" 2>/dev/null |
+		awk -v f="$2" '$6 == f { sub("%", "", $5); print $5; found = 1; exit }
+			END { if (!found) print 0 }'
+}
+
+# pprof_flat FILE FUNC: FUNC's flat% (0 if absent).
+pprof_flat() {
+	go tool pprof -top -nodecount=1000 -symbolize=none "$1" 2>/dev/null |
+		awk -v f="$2" '$6 == f { sub("%", "", $2); print $2; found = 1; exit }
+			END { if (!found) print 0 }'
+}
+
+# near A B TOL: |A - B| <= TOL (floating point).
+near() {
+	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'
+}
+
+# below A B: A < B (floating point).
+below() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'
+}
+
+# thread_state PID: the State letter of every thread, e.g. "SRRS".
+thread_states() {
+	local t s=""
+	for t in /proc/"$1"/task/*; do
+		s="$s$(awk '/^State:/ { print $2 }' "$t/status" 2>/dev/null)"
+	done
+	echo "$s"
+}
+
+# not_stopped PID: no thread of PID is stopped or traced, and no tracer.
+not_stopped() {
+	local st tracer
+	st=$(thread_states "$1")
+	tracer=$(awk '/^TracerPid:/ { print $2 }' /proc/"$1"/status)
+	case "$st" in *t* | *T*) echo "thread states: $st" >&2; return 1 ;; esac
+	[ "$tracer" = 0 ] || { echo "TracerPid $tracer" >&2; return 1; }
+}
+
+finish() {
+	exit $FAILED
+}

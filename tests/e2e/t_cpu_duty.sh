@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A CPU profile apportions CPU as the threads really used it: each worker
+# function's share (go tool pprof -top -cum) is within 3 percentage points
+# of its thread's share of the process's CPU over the window (from
+# /proc/PID/task/*/schedstat), and the sleeping function gets under 2%.
+. "$(dirname "$0")/lib.sh"
+
+start_target duty
+sleep 0.3
+s0=$(task_cpu "$TPID" spinner)
+d0=$(task_cpu "$TPID" duty)
+a0=$(total_cpu "$TPID")
+"$ATTACH" -p "$TPID" -d 5s -o "$WORK/cpu.pb.gz" -q
+rc=$?
+s1=$(task_cpu "$TPID" spinner)
+d1=$(task_cpu "$TPID" duty)
+a1=$(total_cpu "$TPID")
+check "cprof-attach exits 0 (got $rc)" [ "$rc" = 0 ]
+
+truth_s=$(awk -v a="$((s1 - s0))" -v t="$((a1 - a0))" 'BEGIN { printf "%.2f", 100 * a / t }')
+truth_d=$(awk -v a="$((d1 - d0))" -v t="$((a1 - a0))" 'BEGIN { printf "%.2f", 100 * a / t }')
+got_s=$(pprof_cum "$WORK/cpu.pb.gz" spin_forever)
+got_d=$(pprof_cum "$WORK/cpu.pb.gz" duty_spin)
+got_sleep=$(pprof_cum "$WORK/cpu.pb.gz" duty_sleep)
+echo "spinner: profile $got_s% vs /proc $truth_s%; duty: profile $got_d% vs /proc $truth_d%; duty_sleep $got_sleep%"
+check "spin_forever share within 3pp of the spinner thread's CPU" near "$got_s" "$truth_s" 3
+check "duty_spin share within 3pp of the duty thread's CPU" near "$got_d" "$truth_d" 3
+check "duty_sleep under 2%" below "$got_sleep" 2
+
+# The CPU total in the profile is the CPU the process used, not samples x period.
+total_ms=$(go tool pprof -top -symbolize=none "$WORK/cpu.pb.gz" 2>/dev/null |
+	awk '/Total samples =/ { v = $0; sub(/.*Total samples = /, "", v); sub(/ .*/, "", v); print v }')
+echo "profile total: $total_ms; /proc: $(((a1 - a0) / 1000000))ms"
+truth_ms=$(((a1 - a0) / 1000000))
+got_ms=$(awk -v v="$total_ms" 'BEGIN { if (v ~ /ms$/) { sub(/ms/, "", v); print v } else if (v ~ /s$/) { sub(/s/, "", v); print v * 1000 } else print 0 }')
+check "profile CPU total within 5% of /proc" near "$got_ms" "$truth_ms" "$(awk -v t="$truth_ms" 'BEGIN { print t * 0.05 }')"
+
+# Labels: thread name and tid on every sample.
+"$PBDUMP" "$WORK/cpu.pb.gz" >"$WORK/dump.txt"
+check "every sample labelled with thread and tid" \
+	awk '/^sample / { n++; if ($0 !~ /thread=/ || $0 !~ /tid=[0-9]+/) bad++ } END { exit !(n > 0 && bad == 0) }' "$WORK/dump.txt"
+check "sample types samples/count and cpu/nanoseconds" \
+	grep -q "^sample_type cpu nanoseconds" "$WORK/dump.txt"
+check "period 1e9/HZ" grep -q "^period 10000000$" "$WORK/dump.txt"
+check "duration set" awk '/^duration_nanos/ { exit !($2 > 4e9) }' "$WORK/dump.txt"
+check "target left running" not_stopped "$TPID"
+finish

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Stacks are complete for -O2 code without frame pointers: through libc (a
+# qsort comparator), through a signal handler frame, 100 frames of
+# recursion, and on the main thread, each from the leaf to the thread's
+# start routine (clone3, start_thread) or to _start.
+. "$(dirname "$0")/lib.sh"
+
+start_target stacks
+"$ATTACH" -p "$TPID" -d 4s -o "$WORK/stacks.pb.gz" -q || fail "cprof-attach failed"
+# One line per sample: "COUNT STACK", the stack root first, ';'-separated.
+"$PBDUMP" "$WORK/stacks.pb.gz" | awk '/^sample / { split($2, v, ","); s = $0; sub(/.* stack /, "", s); print v[1], s }' >"$WORK/stacks.txt"
+
+# count PATTERN: samples whose stack matches an extended regexp.
+count() {
+	awk -v re="$1" '{ n = $1; s = $0; sub(/^[0-9]+ /, "", s); if (s ~ re) t += n } END { print t + 0 }' "$WORK/stacks.txt"
+}
+
+n=$(count ';cmp_slow$')
+ok=$(count '^clone3;start_thread;qsorter_main;qsort_worker;(qsort|qsort_r)(;[^;]+)*;cmp_slow$')
+echo "qsort comparator: $ok of $n stacks complete"
+check "qsort comparator sampled" [ "$n" -ge 20 ]
+check "every comparator stack goes through qsort to clone3" [ "$ok" = "$n" ]
+
+n=$(count ';handler_spin$')
+ok=$(count '^clone3;start_thread;signaller_main;signal_victim;<signal handler called>;(on_usr1;)?handler_spin$')
+echo "signal handler: $ok of $n stacks complete"
+check "signal handler sampled" [ "$n" -ge 5 ]
+check "every handler stack crosses the signal frame to clone3" [ "$ok" = "$n" ]
+
+n=$(count ';recurse_bottom$')
+ok=$(sed 's/^\([0-9]*\) /\1;/' "$WORK/stacks.txt" | awk -F';' '$NF == "recurse_bottom" && $2 == "clone3" &&
+	$3 == "start_thread" && $4 == "recurser_main" {
+	r = 0; for (i = 5; i < NF; i++) if ($i == "recurse") r++; if (r == 100 && NF == 105) ok += $1 }
+	END { print ok + 0 }')
+echo "recursion: $ok of $n stacks with exactly 100 recurse frames"
+check "recursion sampled" [ "$n" -ge 5 ]
+check "every recursion stack has all 100 frames down to clone3" [ "$ok" = "$n" ]
+
+n=$(count ';main_spin$')
+ok=$(count '^_start;__libc_start_main;__libc_start_call_main;main;main_spin$')
+echo "main thread: $ok of $n stacks complete"
+check "main thread sampled" [ "$n" -ge 5 ]
+check "every main-thread stack reaches _start" [ "$ok" = "$n" ]
+
+check "no partial or truncated stacks" [ "$(count '^\[(partial|truncated)\]')" = 0 ]
+finish

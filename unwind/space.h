@@ -1,0 +1,78 @@
+#ifndef CPROF_SPACE_H
+#define CPROF_SPACE_H
+/*
+ * space — a target process's address space as the unwinder and the
+ * symbolizer see it from outside: which object (executable, library, vDSO)
+ * covers an address, where the object was loaded (its bias), the object's
+ * file bytes at an address, and the function symbol there.
+ *
+ * Invariants:
+ *  - objects are opened once per run and cached by (device, inode, path);
+ *    a struct space_obj pointer stays valid until space_free();
+ *  - binaries are opened through /proc/PID/map_files/START-END first (the
+ *    exact file mapped, even when deleted or replaced), then
+ *    /proc/PID/root/PATH (processes in containers), then PATH; a file whose
+ *    inode differs from the mapped one is not used, because its symbols
+ *    would be wrong;
+ *  - memory is read from the object's file image, never from the live
+ *    target: code and unwind tables are read-only, and reading the file is
+ *    far cheaper than reading the process;
+ *  - the maps are re-read when an address falls outside every known object,
+ *    at most once per SPACE_REFRESH_NS, so an unknown address cannot make
+ *    every lookup re-read /proc;
+ *  - not thread-safe: one thread uses a space.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SPACE_REFRESH_NS 50000000ull /* 50 ms */
+
+struct elf_image;
+
+struct space_obj {
+	char *path;             /* as /proc/PID/maps names it */
+	uint64_t dev, inode;
+	int is_vdso;
+	int is_main;            /* the process's executable */
+	struct elf_image *img;  /* NULL when the object could not be read */
+	struct elf_image *syms; /* image whose symbols to use (img or a debug file) */
+	uint64_t bias;          /* runtime address = ELF virtual address + bias */
+	uint64_t text_start, text_end, text_offset; /* its first executable mapping */
+	const char *build_id;   /* "" when unknown */
+	uint64_t base;          /* start - offset of its lowest mapping: names the load */
+	size_t index;           /* 0, 1, 2...: order of discovery */
+	/* .eh_frame_hdr, as runtime addresses; eh_count 0 when absent. */
+	uint64_t eh_hdr, eh_table, eh_count;
+};
+
+struct space;
+
+/* A space for process pid with its maps read once. NULL on failure (message printed). */
+struct space *space_new(pid_t pid);
+
+/* Release everything. */
+void space_free(struct space *s);
+
+/* Re-read /proc/PID/maps now. 0 or -1. */
+int space_refresh(struct space *s);
+
+/* The object whose mappings cover addr, or NULL (may refresh, rate-limited). */
+struct space_obj *space_find(struct space *s, uint64_t addr);
+
+/* Copy n bytes of object memory at runtime address addr. 0 or -1. */
+int space_read(struct space *s, uint64_t addr, void *out, size_t n);
+
+/*
+ * The function containing runtime address addr in obj: its name, with
+ * *start set to its runtime address. NULL when unknown.
+ */
+const char *space_symbol(struct space *s, struct space_obj *obj, uint64_t addr, uint64_t *start);
+
+/* The main executable's object, or NULL when it has no mapping yet. */
+struct space_obj *space_main(struct space *s);
+
+/* All objects seen so far, in discovery order. */
+struct space_obj *const *space_objects(struct space *s, size_t *n);
+
+#endif
