@@ -101,8 +101,13 @@ int capture_run(const struct options *o, const struct target *t, struct profile 
 		goto err;
 	}
 	rec = recorder_new(prof, t->pid, RECORD_MAX_DEPTH);
-	if (!rec)
+	if (!rec) {
+		if (errno == EACCES || errno == EPERM || errno == ESRCH || errno == ENOENT)
+			target_attach_error(t, errno == ENOENT ? ESRCH : EPERM);
+		else
+			error_errno("cannot read the memory map of %d", (int)t->pid);
 		goto err;
+	}
 	if (queue_init(&q) < 0) {
 		error("out of memory");
 		goto err;

@@ -4,10 +4,12 @@
  * by address in a small open-addressing map; a profile of a 30-second
  * capture has a few thousand distinct addresses, each symbolized once.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attach/record.h"
+#include "unwind/demangle.h"
 #include "unwind/space.h"
 #include "unwind/unwinder.h"
 
@@ -72,15 +74,17 @@ static uint64_t recorder_symbolize(struct recorder *r, uint64_t addr, int sigfra
 	struct profile_line line = { 0, 0 };
 	uint64_t mid = 0, start;
 	const char *name = NULL;
+	char readable[1024];
 
 	if (o) {
 		mid = recorder_mapping(r, o);
 		name = space_symbol(r->space, o, addr, &start);
 	}
 	if (!name && sigframe)
-		name = "<signal handler called>";
+		name = "[signal handler called]";
 	if (name)
-		line.function_id = profile_intern_function(r->prof, name, name, "", 0);
+		line.function_id = profile_intern_function(
+			r->prof, demangle(name, readable, sizeof(readable)), name, "", 0);
 	return profile_intern_location(r->prof, mid, addr, &line, line.function_id ? 1 : 0);
 }
 
@@ -140,6 +144,7 @@ struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
 	struct space_obj *main_obj;
+	int e = ENOMEM;
 
 	if (!r)
 		return NULL;
@@ -151,8 +156,10 @@ struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth)
 	if (!r->pcs || !r->sig || !r->ids)
 		goto err;
 	r->space = space_new(pid);
-	if (!r->space)
+	if (!r->space) {
+		e = errno;
 		goto err;
+	}
 	r->unw = unwinder_new(r->space);
 	if (!r->unw)
 		goto err;
@@ -162,6 +169,7 @@ struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth)
 	return r;
 err:
 	recorder_free(r);
+	errno = e;
 	return NULL;
 }
 

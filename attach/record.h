@@ -34,7 +34,11 @@ struct record_stats {
 	uint64_t failed;      /* stacks the profile refused (caps) */
 };
 
-/* A recorder adding to prof for process pid, keeping at most max_depth frames. */
+/*
+ * A recorder adding to prof for process pid, keeping at most max_depth
+ * frames. NULL with errno set on failure (EACCES: the maps are not ours to
+ * read).
+ */
 struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth);
 
 /* Release it (the profile stays). */

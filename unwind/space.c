@@ -16,7 +16,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "common/err.h"
 #include "common/proc.h"
 #include "unwind/elfimg.h"
 #include "unwind/maps.h"
@@ -315,10 +314,8 @@ struct space *space_new(pid_t pid)
 	char p[64];
 
 	s = calloc(1, sizeof(*s));
-	if (!s) {
-		error("out of memory");
+	if (!s)
 		return NULL;
-	}
 	s->pid = pid;
 	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
 	if (stat(p, &st) == 0) {
@@ -326,8 +323,10 @@ struct space *space_new(pid_t pid)
 		s->exe_inode = st.st_ino;
 	}
 	if (space_refresh(s) < 0) {
-		error_errno("cannot read the memory map of %d", (int)pid);
+		int e = errno;
+
 		space_free(s);
+		errno = e;
 		return NULL;
 	}
 	return s;

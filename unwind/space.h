@@ -48,7 +48,7 @@ struct space_obj {
 
 struct space;
 
-/* A space for process pid with its maps read once. NULL on failure (message printed). */
+/* A space for process pid with its maps read once. NULL with errno on failure. */
 struct space *space_new(pid_t pid);
 
 /* Release everything. */

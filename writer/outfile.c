@@ -34,6 +34,7 @@ static void outfile_clear(struct outfile *o)
 	o->path = NULL;
 	o->tmp = NULL;
 	o->fd = -1;
+	o->unnamed = 0;
 }
 
 /* Six random name characters; getrandom() may be missing or interrupted,
@@ -57,16 +58,44 @@ static void outfile_suffix(char out[7], unsigned attempt)
 	out[6] = 0;
 }
 
+/* Create a fresh temporary name beside path: link (unnamed) or create it. */
+static int outfile_make_tmp(struct outfile *o, int dirlen, const char *base)
+{
+	char suffix[7], proc[64];
+	int n;
+
+	for (unsigned attempt = 0; attempt < OUTFILE_TRIES; attempt++) {
+		outfile_suffix(suffix, attempt);
+		n = snprintf(o->tmp, PATH_MAX, "%.*s.%s.%s.tmp", dirlen, o->path, base, suffix);
+		if (n < 0 || n >= PATH_MAX) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (o->unnamed) {
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
+			if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0)
+				return 0;
+		} else {
+			o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+			if (o->fd >= 0)
+				return 0;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
 int outfile_open(struct outfile *o, const char *path)
 {
 	const char *slash, *base;
 	struct stat st;
-	char suffix[7];
 	int dirlen, n;
 
 	o->path = NULL;
 	o->tmp = NULL;
 	o->fd = -1;
+	o->unnamed = 0;
 	if (strcmp(path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
 		return 0;
@@ -86,18 +115,22 @@ int outfile_open(struct outfile *o, const char *path)
 	o->tmp = malloc(PATH_MAX);
 	if (!o->path || !o->tmp)
 		goto err;
-	for (unsigned attempt = 0; attempt < OUTFILE_TRIES; attempt++) {
-		outfile_suffix(suffix, attempt);
-		n = snprintf(o->tmp, PATH_MAX, "%.*s.%s.%s.tmp", dirlen, path, base, suffix);
-		if (n < 0 || n >= PATH_MAX) {
-			errno = ENAMETOOLONG;
+	if (dirlen) {
+		n = snprintf(o->tmp, PATH_MAX, "%.*s", dirlen, path);
+		if (n < 0 || n >= PATH_MAX)
 			goto err;
-		}
-		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (o->fd >= 0 || errno != EEXIST)
-			break;
+	} else {
+		snprintf(o->tmp, PATH_MAX, ".");
 	}
-	if (o->fd < 0)
+	o->fd = open(o->tmp, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	if (o->fd >= 0) {
+		o->unnamed = 1;
+		return 0;
+	}
+	/* No O_TMPFILE here (EOPNOTSUPP, EISDIR): a named temporary file. */
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		goto err;
+	if (outfile_make_tmp(o, dirlen, base) < 0)
 		goto err;
 	return 0;
 err:
@@ -147,6 +180,19 @@ int outfile_commit(struct outfile *o)
 		close(fd);
 		goto err;
 	}
+	if (o->unnamed) {
+		const char *slash = strrchr(o->path, '/');
+
+		o->fd = fd; /* linkat names it through its descriptor */
+		if (outfile_make_tmp(o, slash ? (int)(slash - o->path + 1) : 0,
+				     slash ? slash + 1 : o->path) < 0) {
+			error_errno("cannot write \"%s\"", o->path);
+			close(fd);
+			outfile_clear(o);
+			return -1;
+		}
+		o->fd = -1;
+	}
 	if (close(fd) < 0) {
 		error_errno("cannot write \"%s\"", o->path);
 		goto err;
@@ -168,7 +214,8 @@ void outfile_abort(struct outfile *o)
 	if (o->tmp) {
 		if (o->fd >= 0)
 			close(o->fd);
-		unlink(o->tmp);
+		if (!o->unnamed)
+			unlink(o->tmp); /* an unnamed file vanishes with its descriptor */
 	}
 	outfile_clear(o);
 }

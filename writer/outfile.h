@@ -4,9 +4,11 @@
  * outfile — an output file that appears atomically.
  *
  * Invariants:
- *  - the final path never holds a partial file: bytes go to a temporary file
- *    in the same directory (".NAME.XXXXXX.tmp"), which is flushed and then
- *    renamed over the final path by outfile_commit();
+ *  - the final path never holds a partial file: bytes go to an unnamed
+ *    file (O_TMPFILE) in the same directory, which outfile_commit() flushes,
+ *    links as ".NAME.XXXXXX.tmp" and renames over the final path; a process
+ *    killed before the commit leaves nothing behind. Where the filesystem
+ *    lacks O_TMPFILE the temporary file is named from the start;
  *  - the temporary file is created by outfile_open(), so an unwritable
  *    destination is found before any work is done;
  *  - "-" means standard output, written directly (no temporary file);
@@ -19,6 +21,7 @@ struct outfile {
 	char *path;   /* final path, or NULL for stdout */
 	char *tmp;    /* temporary path, or NULL */
 	int fd;
+	int unnamed;  /* fd is an O_TMPFILE file, linked only at commit */
 };
 
 /* Create the temporary file for path ("-": stdout). 0 or -1 (message printed). */

@@ -124,3 +124,8 @@ not_stopped() {
 finish() {
 	exit $FAILED
 }
+
+# ticks FILE: the last "tick ROUNDS EINTRS" line's rounds and eintrs.
+last_tick() {
+	grep '^tick' "$1" | tail -1
+}

@@ -22,7 +22,7 @@ check "qsort comparator sampled" [ "$n" -ge 20 ]
 check "every comparator stack goes through qsort to clone3" [ "$ok" = "$n" ]
 
 n=$(count ';handler_spin$')
-ok=$(count '^clone3;start_thread;signaller_main;signal_victim;<signal handler called>;(on_usr1;)?handler_spin$')
+ok=$(count '^clone3;start_thread;signaller_main;signal_victim;\\[signal handler called\\];(on_usr1;)?handler_spin$')
 echo "signal handler: $ok of $n stacks complete"
 check "signal handler sampled" [ "$n" -ge 5 ]
 check "every handler stack crosses the signal frame to clone3" [ "$ok" = "$n" ]

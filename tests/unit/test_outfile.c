@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -102,10 +104,9 @@ static void test_commit(void **state)
 	struct stat st;
 
 	assert_int_equal(outfile_open(&o, d->file), 0);
-	assert_int_equal(entries(d->path, name, sizeof(name)), 1);
-	assert_int_equal(strncmp(name, ".out.pb.gz.", 11), 0);
-	assert_int_equal(strlen(name), strlen(".out.pb.gz.XXXXXX.tmp"));
-	assert_string_equal(name + strlen(name) - 4, ".tmp");
+	/* The file has no name until the commit (O_TMPFILE). */
+	assert_int_equal(entries(d->path, name, sizeof(name)), 0);
+	assert_true(o.unnamed);
 	assert_int_equal(outfile_write(&o, "hello ", 6), 0);
 	assert_int_equal(outfile_write(&o, "world", 5), 0);
 	assert_int_equal(stat(d->file, &st), -1);
@@ -116,6 +117,26 @@ static void test_commit(void **state)
 	assert_int_equal(entries(d->path, name, sizeof(name)), 1);
 	assert_string_equal(name, "out.pb.gz");
 	expect_content(d->file, "hello world");
+}
+
+/* A writer killed before its commit leaves nothing in the directory. */
+static void test_killed(void **state)
+{
+	struct dir *d = *state;
+	struct outfile o;
+	int status;
+	pid_t c = fork();
+
+	assert_true(c >= 0);
+	if (c == 0) {
+		if (outfile_open(&o, d->file) < 0 || outfile_write(&o, "partial", 7) < 0)
+			_exit(1);
+		kill(getpid(), SIGKILL);
+		_exit(2);
+	}
+	assert_int_equal(waitpid(c, &status, 0), c);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_int_equal(entries(d->path, NULL, 0), 0);
 }
 
 static void test_replace(void **state)
@@ -263,6 +284,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_commit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relative_path, setup, teardown),

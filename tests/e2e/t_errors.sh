@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Bad input gets one clear line on stderr and a documented exit code, and
+# never a stopped target: usage errors (2), targets that cannot be attached
+# (3), unwritable output (6, found before the target is touched).
+. "$(dirname "$0")/lib.sh"
+
+# expect CODE PATTERN ARGS...: cprof-attach ARGS exits CODE and prints one
+# stderr line matching PATTERN.
+expect() {
+	local code=$1 pat=$2 rc lines
+	shift 2
+	"$ATTACH" "$@" >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	lines=$(wc -l <"$WORK/err")
+	if [ "$rc" = "$code" ] && [ "$lines" = 1 ] && grep -qE "$pat" "$WORK/err"; then
+		pass "$* -> $code: $(cat "$WORK/err")"
+	else
+		fail "$* -> exit $rc (want $code), stderr: $(cat "$WORK/err")"
+	fi
+}
+
+start_target ticker
+tp=$TPID
+
+expect 2 'invalid duration "30": .*unit' -p "$tp" -d 30
+expect 2 'invalid duration "abc"' -p "$tp" -d abc
+expect 2 'invalid duration "-5s"' -p "$tp" -d -5s
+expect 2 'invalid duration "0s"' -p "$tp" -d 0s
+expect 2 'invalid frequency "0"' -p "$tp" -F 0
+expect 2 'invalid frequency "fast"' -p "$tp" -F fast
+expect 2 'invalid frequency "100000"' -p "$tp" -F 100000
+expect 2 'unknown profile type "bogus"' -p "$tp" -t bogus
+expect 2 'no target: .*-p PID' -d 1s
+expect 2 'invalid pid "abc"' -p abc
+expect 2 'unexpected argument "extra"' -p "$tp" extra
+expect 2 'unknown option' -p "$tp" --bogus
+expect 2 'needs a value' -p
+expect 3 'cannot attach to 2147483000: no such process' -p 2147483000 -d 1s
+expect 6 'cannot write .*/nonexistent/dir' -p "$tp" -d 1s -o /nonexistent/dir/p.pb.gz
+
+# Its own pid: exec keeps the shell's pid.
+bash -c 'exec "$0" -p $$ -d 1s -o /dev/null' "$ATTACH" 2>"$WORK/err"
+rc=$?
+check "own pid refused with exit 3 ($(cat "$WORK/err"))" \
+	sh -c "[ $rc = 3 ] && grep -q 'that is cprof-attach itself' '$WORK/err'"
+
+# A zombie: a child its parent never reaps.
+start_target zombie
+zp=$(awk '/^ready/ { print $2 }' "$WORK/zombie.out")
+expect 3 "cannot attach to $zp \\(zombie\\): the process is a zombie" -p "$zp" -d 1s
+
+# Already traced: name the tracer.
+if command -v strace >/dev/null; then
+	strace -p "$tp" -o /dev/null 2>/dev/null &
+	spid=$!
+	PIDS="$PIDS $spid"
+	for i in $(seq 1 100); do
+		[ "$(awk '/^TracerPid:/ { print $2 }' /proc/"$tp"/status)" != 0 ] && break
+		sleep 0.05
+	done
+	expect 3 "cannot attach to $tp \\(ticker\\): already traced by pid $spid \\(strace\\)" -p "$tp" -d 1s
+	kill "$spid"
+	wait "$spid" 2>/dev/null
+	for i in $(seq 1 100); do
+		[ "$(awk '/^TracerPid:/ { print $2 }' /proc/"$tp"/status)" = 0 ] && break
+		sleep 0.05
+	done
+else
+	echo "skip: strace not installed"
+fi
+
+# Not permitted: another user's process (needs root to set that up).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$ATTACH" -p "$tp" -d 1s -o /tmp/cprof-np.pb.gz \
+		2>"$WORK/err"
+	rc=$?
+	check "another user's process refused with exit 3 ($(cat "$WORK/err"))" \
+		sh -c "[ $rc = 3 ] && grep -q 'not permitted' '$WORK/err'"
+else
+	echo "skip: not root, cannot test another user's process"
+fi
+
+"$ATTACH" --help >"$WORK/help"
+check "--help exits 0 and documents the exit codes" grep -q "partial profile" "$WORK/help"
+check "--help documents every option" sh -c "for o in --pid --type --duration --frequency --output --stack-size --stats --quiet; do grep -q -- \"\$o\" '$WORK/help' || exit 1; done"
+check "target never left stopped" not_stopped "$tp"
+finish
