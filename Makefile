@@ -42,7 +42,14 @@ $(PROTO_C) $(PROTO_H): proto/profile.proto
 	@mkdir -p $(B)/proto
 	protoc-c --proto_path=proto --c_out=$(B)/proto profile.proto
 
-$(B)/obj/%.o: %.c | $(PROTO_H)
+# x86_64 syscall names, from the kernel headers the C library uses.
+$(B)/gen/syscalls.h:
+	@mkdir -p $(dir $@)
+	echo '#include <asm/unistd_64.h>' | $(CC) -E -dM - | \
+		awk '$$2 ~ /^__NR_/ && $$3 ~ /^[0-9]+$$/ { n = $$2; sub("__NR_", "", n); print "[" $$3 "] = \"" n "\"," }' >$@.tmp
+	mv $@.tmp $@
+
+$(B)/obj/%.o: %.c | $(PROTO_H) $(B)/gen/syscalls.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -16,6 +17,7 @@
 #include "attach/capture.h"
 #include "attach/kinds.h"
 #include "attach/options.h"
+#include "attach/syscalls.h"
 #include "attach/target.h"
 #include "common/err.h"
 #include "model/profile.h"
@@ -38,22 +40,44 @@ static const char *state_name(char c)
 	}
 }
 
-static void record_snapshot(struct recorder *rec, const struct kind *k, struct snapshot *snap)
+static void record_snapshot(struct recorder *rec, unsigned labels, struct snapshot *snap)
 {
-	struct profile_label_in l[3];
+	struct profile_label_in l[4];
 	int64_t v[2] = { 1, snap->weight };
+	const char *sc = NULL;
+	char nr[32];
 	size_t nl = 0;
 
 	memset(l, 0, sizeof(l));
-	l[nl].key = "thread";
-	l[nl++].str = snap->name[0] ? snap->name : "?";
-	l[nl].key = "tid";
-	l[nl++].num = snap->tid;
-	if (k->state_label) {
+	if (labels & LABEL_THREAD) {
+		l[nl].key = "thread";
+		l[nl++].str = snap->name[0] ? snap->name : "?";
+	}
+	if (labels & LABEL_TID) {
+		l[nl].key = "tid";
+		l[nl++].num = snap->tid;
+	}
+	if (labels & LABEL_STATE) {
 		l[nl].key = "state";
 		l[nl++].str = state_name(snap->state);
 	}
-	recorder_add(rec, &snap->img, v, l, nl);
+	if ((labels & LABEL_SYSCALL) && snap->how != SNAP_STOPPED && snap->syscall >= 0) {
+		sc = syscall_name(snap->syscall);
+		if (!sc) {
+			snprintf(nr, sizeof(nr), "syscall %ld", snap->syscall);
+			sc = nr;
+		}
+		l[nl].key = "syscall";
+		l[nl++].str = sc;
+	}
+	if (snap->how == SNAP_REPEAT) {
+		if (recorder_repeat(rec, (uint64_t)snap->tid, v, l, nl) == 0)
+			return;
+		/* No earlier stack (should not happen): count it, stackless. */
+		profile_add_sample(recorder_profile(rec), NULL, 0, v, l, nl);
+		return;
+	}
+	recorder_add(rec, (uint64_t)snap->tid, &snap->img, v, l, nl);
 }
 
 /* Count distinct tids in a small sorted set. */
@@ -89,10 +113,14 @@ int capture_run(const struct options *o, const struct target *t, struct profile 
 	sigset_t set;
 	pid_t *seen = NULL;
 	int64_t period;
+	unsigned labels = o->kind->labels;
 	int qinit = 0;
 
 	*out = NULL;
 	memset(rep, 0, sizeof(*rep));
+	/* A dump tells threads apart; the other forms group them by stack. */
+	if (o->format == FORMAT_DUMP)
+		labels |= LABEL_TID | LABEL_THREAD | LABEL_STATE | LABEL_SYSCALL;
 	period = (int64_t)(1000000000ull / o->hz);
 	prof = profile_new();
 	seen = calloc(SEEN_MAX, sizeof(*seen));
@@ -143,7 +171,7 @@ int capture_run(const struct options *o, const struct target *t, struct profile 
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	while ((snap = queue_pop(&q))) {
 		seen_add(seen, &rep->threads_sampled, snap->tid);
-		record_snapshot(rec, o->kind, snap);
+		record_snapshot(rec, labels, snap);
 		snapshot_free(snap);
 	}
 	pthread_join(tracer, NULL);

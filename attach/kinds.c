@@ -1,7 +1,9 @@
 /*
  * kinds.c — the table of profile types. Names and units follow Go's
  * runtime/pprof so that pprof users meet familiar labels: a CPU profile is
- * samples/count + cpu/nanoseconds with period type cpu/nanoseconds.
+ * samples/count + cpu/nanoseconds with period type cpu/nanoseconds, and
+ * the thread snapshot is the native counterpart of Go's goroutine profile
+ * (threads/count, period 1).
  */
 #include <string.h>
 
@@ -13,9 +15,30 @@ static const struct kind kinds[] = {
 		.name = "cpu",
 		.help = "where threads run on a CPU, weighted by the CPU time they used",
 		.policy = POLICY_CPU,
+		.labels = LABEL_THREAD | LABEL_TID,
+		.formats = FORMAT_PPROF,
 		.timed = 1,
 		.sample = { { "samples", "count" }, { "cpu", "nanoseconds" } },
 		.period_type = { "cpu", "nanoseconds" },
+	},
+	{
+		.name = "wall",
+		.help = "where threads spend wall-clock time, running or waiting",
+		.policy = POLICY_WALL,
+		.labels = LABEL_THREAD | LABEL_TID | LABEL_STATE | LABEL_SYSCALL,
+		.formats = FORMAT_PPROF,
+		.timed = 1,
+		.sample = { { "samples", "count" }, { "wall", "nanoseconds" } },
+		.period_type = { "wall", "nanoseconds" },
+	},
+	{
+		.name = "threads",
+		.help = "one snapshot of every thread's stack (like Go's goroutine profile)",
+		.policy = POLICY_ONCE,
+		.labels = LABEL_THREAD | LABEL_STATE | LABEL_SYSCALL,
+		.formats = FORMAT_PPROF | FORMAT_TEXT | FORMAT_DUMP,
+		.sample = { { "threads", "count" } },
+		.period_type = { "threads", "count" },
 	},
 };
 

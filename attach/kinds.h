@@ -2,9 +2,10 @@
 #define CPROF_KINDS_H
 /*
  * kinds — the profile types cprof-attach can capture, as a table: how the
- * tracer picks threads and weighs samples, and the sample types the
- * profile declares. Adding a type is adding a row (and, for a new source
- * of data, a new policy), not a branch in every file.
+ * tracer picks threads and weighs samples, the sample types the profile
+ * declares, the labels its samples carry and the output formats it can be
+ * written in. Adding a type is adding a row (and, for a new source of
+ * data, a new policy), not a branch in every file.
  */
 #include <stdint.h>
 
@@ -16,13 +17,25 @@ enum kind_policy {
 	POLICY_ONCE, /* every thread once, weight 1 */
 };
 
+/* Labels a sample carries. */
+#define LABEL_THREAD 1u  /* "thread": the thread's name */
+#define LABEL_TID 2u     /* "tid": its id (numeric) */
+#define LABEL_STATE 4u   /* "state": running, sleeping, disk wait, stopped... */
+#define LABEL_SYSCALL 8u /* "syscall": the call a sleeping thread sleeps in */
+
+/* Output formats (--format). */
+#define FORMAT_PPROF 1u /* gzip-compressed profile.proto */
+#define FORMAT_TEXT 2u  /* Go's legacy text form (debug=1) */
+#define FORMAT_DUMP 4u  /* a thread dump for people (debug=2) */
+
 struct kind {
 	const char *name;
 	const char *help;
 	enum kind_policy policy;
-	int state_label;        /* label samples with the thread's state */
-	int timed;              /* takes -d and -F */
-	const char *sample[2][2]; /* up to two (type, unit) pairs */
+	unsigned labels;            /* LABEL_* */
+	unsigned formats;           /* FORMAT_* it can be written in */
+	int timed;                  /* takes -d and -F */
+	const char *sample[2][2];   /* up to two (type, unit) pairs */
 	const char *period_type[2];
 };
 

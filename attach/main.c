@@ -18,10 +18,52 @@
 #include "model/profile.h"
 #include "writer/outfile.h"
 #include "writer/pprof.h"
+#include "writer/text.h"
 
 #define PROFILE_MAX_BYTES (1u << 30)
 
-static void default_name(char *out, size_t cap, pid_t pid, const char *type)
+/* What a writer knows of the capture beyond the profile. */
+struct write_ctx {
+	const struct target *t;
+	const struct kind *kind;
+	const struct capture_report *rep;
+};
+
+static int write_pprof(const struct profile *p, const struct write_ctx *c, struct buf *b)
+{
+	(void)c;
+	return pprof_write(p, b);
+}
+
+static int write_text(const struct profile *p, const struct write_ctx *c, struct buf *b)
+{
+	return text_write_count(p, c->kind->name, b);
+}
+
+static int write_dump(const struct profile *p, const struct write_ctx *c, struct buf *b)
+{
+	char title[256], when[64];
+	time_t sec = (time_t)(c->rep->sm.start_real_ns / 1000000000u);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	snprintf(title, sizeof(title), "Threads of %d (%s) at %s: %llu threads", (int)c->t->pid,
+		 c->t->comm, when, (unsigned long long)c->rep->sm.samples);
+	return text_write_dump(p, title, b);
+}
+
+static const struct {
+	unsigned format;
+	const char *ext;
+	int (*write)(const struct profile *, const struct write_ctx *, struct buf *);
+} writers[] = {
+	{ FORMAT_PPROF, "pb.gz", write_pprof },
+	{ FORMAT_TEXT, "txt", write_text },
+	{ FORMAT_DUMP, "txt", write_dump },
+};
+
+static void default_name(char *out, size_t cap, pid_t pid, const char *type, const char *ext)
 {
 	char when[32];
 	time_t now = time(NULL);
@@ -29,7 +71,7 @@ static void default_name(char *out, size_t cap, pid_t pid, const char *type)
 
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(out, cap, "cprof-%d-%s-%s.pb.gz", (int)pid, type, when);
+	snprintf(out, cap, "cprof-%d-%s-%s.%s", (int)pid, type, when, ext);
 }
 
 static void print_stats(const struct capture_report *r)
@@ -69,9 +111,11 @@ int main(int argc, char **argv)
 	struct outfile out;
 	struct target t;
 	struct options o;
+	struct write_ctx wc;
 	struct buf b;
 	char name[256];
 	const char *path;
+	size_t w = 0;
 	int r, code = EXIT_OK;
 
 	err_set_prog("cprof-attach");
@@ -82,9 +126,11 @@ int main(int argc, char **argv)
 	err_set_quiet(o.quiet);
 	if (target_check(&t, o.pid) < 0)
 		return EXIT_ATTACH;
+	while (writers[w].format != o.format)
+		w++;
 	path = o.output;
 	if (!path) {
-		default_name(name, sizeof(name), t.pid, o.kind->name);
+		default_name(name, sizeof(name), t.pid, o.kind->name, writers[w].ext);
 		path = name;
 	}
 	if (outfile_open(&out, path) < 0)
@@ -103,7 +149,10 @@ int main(int argc, char **argv)
 		return EXIT_GONE;
 	}
 	buf_init(&b, PROFILE_MAX_BYTES);
-	if (pprof_write(prof, &b) < 0) {
+	wc.t = &t;
+	wc.kind = o.kind;
+	wc.rep = &rep;
+	if (writers[w].write(prof, &wc, &b) < 0) {
 		error("cannot encode the profile: out of memory or larger than %u MiB",
 		      PROFILE_MAX_BYTES >> 20);
 		outfile_abort(&out);

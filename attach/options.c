@@ -20,6 +20,36 @@
 
 static const struct {
 	const char *name;
+	unsigned bit;
+	const char *help;
+} formats[] = {
+	{ "pprof", FORMAT_PPROF, "gzip-compressed profile.proto, for go tool pprof (default)" },
+	{ "text", FORMAT_TEXT, "Go's legacy text form (debug=1), which pprof also reads" },
+	{ "dump", FORMAT_DUMP, "a thread dump for people: every thread, its state and stack" },
+};
+
+unsigned format_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(formats[i].name, name))
+			return formats[i].bit;
+	return 0;
+}
+
+const char *format_name(unsigned format)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (formats[i].bit == format)
+			return formats[i].name;
+	return "?";
+}
+
+static const struct {
+	const char *name;
 	uint64_t ns;
 } units[] = {
 	{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
@@ -105,7 +135,7 @@ int parse_uint(const char *s, uint64_t min, uint64_t max, int sizes, uint64_t *o
 static void usage(FILE *f)
 {
 	const struct kind *k;
-	unsigned i, n;
+	unsigned i, j, n;
 
 	fprintf(f,
 		"usage: cprof-attach -p PID [-t TYPE] [-d DURATION] [-F HZ] [-o FILE] [options]\n"
@@ -121,6 +151,14 @@ static void usage(FILE *f)
 	k = kind_all(&n);
 	for (i = 0; i < n; i++)
 		fprintf(f, "                           %-12s %s\n", k[i].name, k[i].help);
+	fprintf(f, "      --format FORMAT    how to write it, one of:\n");
+	for (j = 0; j < sizeof(formats) / sizeof(formats[0]); j++) {
+		fprintf(f, "                           %-12s %s; for", formats[j].name, formats[j].help);
+		for (i = 0; i < n; i++)
+			if (k[i].formats & formats[j].bit)
+				fprintf(f, " %s", k[i].name);
+		fprintf(f, "\n");
+	}
 	fprintf(f,
 		"  -d, --duration DUR     how long to sample: 30s, 500ms, 2m, 1h, 1m30s (default 30s)\n"
 		"  -F, --frequency HZ     samples per second per thread, %u..%u (default 100)\n"
@@ -149,7 +187,7 @@ static void usage(FILE *f)
 		OPT_MIN_HZ, OPT_MAX_HZ);
 }
 
-enum { OPT_STACK = 256, OPT_STATS };
+enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -159,6 +197,7 @@ static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "stack-size", required_argument, NULL, OPT_STACK },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -168,13 +207,14 @@ static const struct option longopts[] = {
 int options_parse(struct options *o, int argc, char **argv)
 {
 	uint64_t v;
-	int c, have_pid = 0;
+	int c, have_pid = 0, timing = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->duration_ns = 30ull * 1000000000ull;
 	o->hz = 100;
 	o->kind = kind_find("cpu");
 	o->stack_cap = 64 * 1024;
+	o->format = FORMAT_PPROF;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:t:d:F:o:qhV", longopts, NULL)) != -1) {
@@ -196,6 +236,7 @@ int options_parse(struct options *o, int argc, char **argv)
 				return error("invalid duration \"%s\": expected a positive number "
 					     "with a unit, such as 30s, 500ms, 2m or 1h",
 					     optarg);
+			timing = 'd';
 			break;
 		case 'F':
 			if (parse_uint(optarg, OPT_MIN_HZ, OPT_MAX_HZ, 0, &v) < 0)
@@ -203,6 +244,7 @@ int options_parse(struct options *o, int argc, char **argv)
 					     "Hz from %u to %u",
 					     optarg, OPT_MIN_HZ, OPT_MAX_HZ);
 			o->hz = (unsigned)v;
+			timing = 'F';
 			break;
 		case 'o':
 			if (!*optarg)
@@ -216,6 +258,12 @@ int options_parse(struct options *o, int argc, char **argv)
 			break;
 		case OPT_STATS:
 			o->stats = 1;
+			break;
+		case OPT_FORMAT:
+			o->format = format_find(optarg);
+			if (!o->format)
+				return error("unknown format \"%s\": expected pprof, text or dump",
+					     optarg);
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -240,5 +288,12 @@ int options_parse(struct options *o, int argc, char **argv)
 		return error("unexpected argument \"%s\" (see --help)", argv[optind]);
 	if (!have_pid)
 		return error("no target: give the process id with -p PID (see --help)");
+	if (!(o->kind->formats & o->format))
+		return error("format \"%s\" is not available for %s profiles (see --help)",
+			     format_name(o->format), o->kind->name);
+	if (timing && !o->kind->timed)
+		return error("option \"-%c\" does not apply to %s profiles, which are one "
+			     "snapshot",
+			     timing, o->kind->name);
 	return 0;
 }

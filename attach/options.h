@@ -37,6 +37,7 @@ struct options {
 	const char *output;       /* NULL: a name from pid, type and time */
 	const struct kind *kind;  /* default cpu */
 	size_t stack_cap;         /* bytes of stack copied per sample, default 64 KiB */
+	unsigned format;          /* FORMAT_* of kinds.h, default pprof */
 	int quiet;
 	int stats;
 };
@@ -49,6 +50,12 @@ int options_parse(struct options *o, int argc, char **argv);
 
 /* "30s", "500ms", "2m", "1h", "1m30s", "1.5s" -> ns; 0 or -1. Must be > 0. */
 int parse_duration(const char *s, uint64_t *ns);
+
+/* The FORMAT_* bit called name, or 0. */
+unsigned format_find(const char *name);
+
+/* The name of a FORMAT_* bit. */
+const char *format_name(unsigned format);
 
 /* A whole number in [min, max], with an optional K/M (x1024) suffix when sizes is set. */
 int parse_uint(const char *s, uint64_t min, uint64_t max, int sizes, uint64_t *out);

@@ -9,15 +9,18 @@
 #include <string.h>
 
 #include "attach/record.h"
+#include "common/u64map.h"
 #include "unwind/demangle.h"
 #include "unwind/space.h"
 #include "unwind/unwinder.h"
 
 #define CACHE_MAX (1u << 22)
+#define LAST_MAX 65536
 
-struct loc_slot {
-	uint64_t addr;
-	uint64_t id; /* 0: empty */
+/* The last stack recorded under a key, for recorder_repeat(). */
+struct last_stack {
+	size_t n;
+	uint64_t ids[];
 };
 
 struct recorder {
@@ -30,8 +33,8 @@ struct recorder {
 	uint64_t *ids;
 	uint64_t *map_ids;  /* by space object index; 0 = not added yet */
 	size_t nmap_ids;
-	struct loc_slot *cache;
-	size_t ncache, cache_used;
+	struct u64map locs;   /* address -> location id */
+	struct u64map last;   /* key -> struct last_stack * */
 	struct record_stats stats;
 };
 
@@ -72,7 +75,7 @@ static uint64_t recorder_symbolize(struct recorder *r, uint64_t addr, int sigfra
 {
 	struct space_obj *o = space_find(r->space, addr);
 	struct profile_line line = { 0, 0 };
-	uint64_t mid = 0, start;
+	uint64_t mid = 0, start = 0, id;
 	const char *name = NULL;
 	char readable[1024];
 
@@ -85,50 +88,21 @@ static uint64_t recorder_symbolize(struct recorder *r, uint64_t addr, int sigfra
 	if (name)
 		line.function_id = profile_intern_function(
 			r->prof, demangle(name, readable, sizeof(readable)), name, "", 0);
-	return profile_intern_location(r->prof, mid, addr, &line, line.function_id ? 1 : 0);
-}
-
-static int cache_grow(struct recorder *r)
-{
-	struct loc_slot *old = r->cache, *n;
-	size_t i, j, size = r->ncache ? r->ncache * 2 : 4096;
-
-	if (size > CACHE_MAX)
-		return -1;
-	n = calloc(size, sizeof(*n));
-	if (!n)
-		return -1;
-	for (i = 0; i < r->ncache; i++) {
-		if (!old[i].id)
-			continue;
-		for (j = (old[i].addr * 0x9e3779b97f4a7c15ull) >> 20 & (size - 1); n[j].id;
-		     j = (j + 1) & (size - 1))
-			;
-		n[j] = old[i];
-	}
-	free(old);
-	r->cache = n;
-	r->ncache = size;
-	return 0;
+	id = profile_intern_location(r->prof, mid, addr, &line, line.function_id ? 1 : 0);
+	if (id && start)
+		profile_location_set_offset(r->prof, id, (int64_t)(addr - start));
+	return id;
 }
 
 static uint64_t recorder_location(struct recorder *r, uint64_t addr, int sigframe)
 {
-	size_t j;
 	uint64_t id;
 
-	if ((r->cache_used + 1) * 2 > r->ncache && cache_grow(r) < 0)
-		return recorder_symbolize(r, addr, sigframe); /* cache full: still correct */
-	for (j = (addr * 0x9e3779b97f4a7c15ull) >> 20 & (r->ncache - 1); r->cache[j].id;
-	     j = (j + 1) & (r->ncache - 1))
-		if (r->cache[j].addr == addr)
-			return r->cache[j].id;
+	if (u64map_get(&r->locs, addr, &id))
+		return id;
 	id = recorder_symbolize(r, addr, sigframe);
-	if (id) {
-		r->cache[j].addr = addr;
-		r->cache[j].id = id;
-		r->cache_used++;
-	}
+	if (id)
+		u64map_put(&r->locs, addr, id); /* full: still correct, only slower */
 	return id;
 }
 
@@ -150,6 +124,8 @@ struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth)
 		return NULL;
 	r->prof = prof;
 	r->max_depth = max_depth ? max_depth : 1;
+	u64map_init(&r->locs, CACHE_MAX);
+	u64map_init(&r->last, LAST_MAX);
 	r->pcs = calloc(r->max_depth, sizeof(*r->pcs));
 	r->sig = calloc(r->max_depth, sizeof(*r->sig));
 	r->ids = calloc(r->max_depth + 1, sizeof(*r->ids));
@@ -175,6 +151,8 @@ err:
 
 void recorder_free(struct recorder *r)
 {
+	size_t i;
+
 	if (!r)
 		return;
 	unwinder_free(r->unw);
@@ -183,12 +161,56 @@ void recorder_free(struct recorder *r)
 	free(r->sig);
 	free(r->ids);
 	free(r->map_ids);
-	free(r->cache);
+	u64map_release(&r->locs);
+	for (i = 0; i < r->last.nslots; i++)
+		if (r->last.slots[i].used)
+			free((void *)(uintptr_t)r->last.slots[i].value);
+	u64map_release(&r->last);
 	free(r);
 }
 
-int recorder_add(struct recorder *r, const struct thread_image *img, const int64_t *values,
-		 const struct profile_label_in *labels, size_t nlabels)
+/* Keep ids[0..k) as the last stack under key (best effort). */
+static void remember(struct recorder *r, uint64_t key, size_t k)
+{
+	struct last_stack *ls = NULL;
+	uint64_t v;
+
+	if (u64map_get(&r->last, key, &v))
+		ls = (struct last_stack *)(uintptr_t)v;
+	if (!ls || ls->n < k) {
+		struct last_stack *n = realloc(ls, sizeof(*ls) + k * sizeof(ls->ids[0]));
+
+		if (!n)
+			return;
+		ls = n;
+		if (u64map_put(&r->last, key, (uint64_t)(uintptr_t)ls) < 0) {
+			free(ls);
+			return;
+		}
+	}
+	ls->n = k;
+	memcpy(ls->ids, r->ids, k * sizeof(ls->ids[0]));
+}
+
+int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
+		    const struct profile_label_in *labels, size_t nlabels)
+{
+	const struct last_stack *ls;
+	uint64_t v;
+
+	if (!u64map_get(&r->last, key, &v))
+		return -1;
+	ls = (const struct last_stack *)(uintptr_t)v;
+	if (profile_add_sample(r->prof, ls->ids, ls->n, values, labels, nlabels) < 0) {
+		r->stats.failed++;
+		return -1;
+	}
+	r->stats.repeated++;
+	return 0;
+}
+
+int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *img,
+		 const int64_t *values, const struct profile_label_in *labels, size_t nlabels)
 {
 	unsigned flags = 0;
 	size_t i, n, k = 0;
@@ -211,6 +233,7 @@ int recorder_add(struct recorder *r, const struct thread_image *img, const int64
 	}
 	r->stats.stacks++;
 	r->stats.frames += n;
+	remember(r, key, k);
 	if (profile_add_sample(r->prof, r->ids, k, values, labels, nlabels) < 0) {
 		r->stats.failed++;
 		return -1;
@@ -221,4 +244,9 @@ int recorder_add(struct recorder *r, const struct thread_image *img, const int64
 const struct record_stats *recorder_stats(const struct recorder *r)
 {
 	return &r->stats;
+}
+
+struct profile *recorder_profile(struct recorder *r)
+{
+	return r->prof;
 }

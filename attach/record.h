@@ -32,6 +32,7 @@ struct record_stats {
 	uint64_t truncated;   /* stacks cut at the depth limit */
 	uint64_t partial;     /* stacks whose unwinding stopped early */
 	uint64_t failed;      /* stacks the profile refused (caps) */
+	uint64_t repeated;    /* samples that reused a key's last stack */
 };
 
 /*
@@ -44,9 +45,19 @@ struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth)
 /* Release it (the profile stays). */
 void recorder_free(struct recorder *r);
 
-/* Unwind img and add one sample with values and labels. 0 or -1. */
-int recorder_add(struct recorder *r, const struct thread_image *img, const int64_t *values,
-		 const struct profile_label_in *labels, size_t nlabels);
+/*
+ * Unwind img and add one sample with values and labels; remember its
+ * stack under key (a tid) for recorder_repeat(). 0 or -1.
+ */
+int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *img,
+		 const int64_t *values, const struct profile_label_in *labels, size_t nlabels);
+
+/* Add a sample with the stack last recorded under key. 0, or -1 when there is none. */
+int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
+		    const struct profile_label_in *labels, size_t nlabels);
+
+/* The profile it adds to. */
+struct profile *recorder_profile(struct recorder *r);
 
 /* Counters so far. */
 const struct record_stats *recorder_stats(const struct recorder *r);

@@ -136,7 +136,7 @@ void *sampler_main(void *arg)
 		sm->attach_errno = EINVAL;
 		goto out;
 	}
-	s.want_state = sm->kind->state_label;
+	s.want_state = !!(sm->kind->labels & LABEL_STATE);
 	sm->start_real_ns = clock_real_ns();
 	sm->start_mono_ns = clock_mono_ns();
 	if (session_seize(&s) < 0) {

@@ -337,8 +337,8 @@ static struct snapshot *snapshot_new(struct session *s, struct thread *t, int ho
 
 	if (!snap)
 		return NULL;
-	snap->stack = malloc(s->stack_cap);
-	if (!snap->stack) {
+	snap->stack = how == SNAP_REPEAT ? NULL : malloc(s->stack_cap);
+	if (!snap->stack && how != SNAP_REPEAT) {
 		free(snap);
 		return NULL;
 	}
@@ -387,8 +387,14 @@ static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *
 			  session_emit_fn *emit, void *ctx)
 {
 	snap->time_ns = clock_mono_ns();
-	if (s->want_state)
-		snap->state = snap->how == SNAP_STOPPED ? 'R' : thread_read_state(&s->threads, t);
+	if (snap->how == SNAP_STOPPED)
+		snap->state = 'R';
+	else if (snap->how == SNAP_REPEAT)
+		snap->state = t->asleep_state;
+	else if (s->want_state)
+		snap->state = thread_read_state(&s->threads, t);
+	if (snap->how == SNAP_SYSCALL)
+		t->asleep_state = snap->state;
 	thread_read_name(&s->threads, t);
 	memcpy(snap->name, t->name, sizeof(snap->name));
 	emit(ctx, t, snap);
@@ -441,9 +447,9 @@ void session_sample(struct session *s, const pid_t *tids, uint32_t n, int runnin
 	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
 	struct snapshot *snap;
 	struct thread *t;
-	uint64_t sp, pc, deadline, now;
+	uint64_t sp, pc, deadline, now, cpu = 0;
 	uint32_t i, waiting = 0;
-	int st, status;
+	int st, status, have_cpu;
 	long nr;
 	pid_t tid;
 
@@ -453,6 +459,23 @@ void session_sample(struct session *s, const pid_t *tids, uint32_t n, int runnin
 		t = threads_get(&s->threads, tids[i]);
 		if (!t)
 			continue;
+		/*
+		 * A thread that has not run since it was read asleep is still
+		 * where it was: one pread of its CPU clock replaces the copy
+		 * and the unwinding, which is what keeps a wall profile of a
+		 * thousand idle threads cheap.
+		 */
+		have_cpu = !running_only && thread_read_cpu(&s->threads, t, &cpu) == 0;
+		if (have_cpu && (t->flags & THREAD_ASLEEP) && cpu == t->asleep_cpu) {
+			snap = snapshot_new(s, t, SNAP_REPEAT);
+			if (!snap)
+				continue;
+			snap->syscall = t->asleep_nr;
+			s->stats.repeats++;
+			emit_snapshot(s, t, snap, emit, ctx);
+			continue;
+		}
+		t->flags &= ~THREAD_ASLEEP;
 		st = thread_read_syscall(&s->threads, t, &nr, &sp, &pc);
 		if (st == 1 && !(t->flags & THREAD_GROUP_STOP)) {
 			if (interrupt(t) == 0)
@@ -463,6 +486,11 @@ void session_sample(struct session *s, const pid_t *tids, uint32_t n, int runnin
 				continue;
 			snap->syscall = nr;
 			copy_blocked(s, snap, sp, pc);
+			if (have_cpu) {
+				t->flags |= THREAD_ASLEEP;
+				t->asleep_cpu = cpu;
+				t->asleep_nr = nr;
+			}
 			emit_snapshot(s, t, snap, emit, ctx);
 		}
 	}

@@ -26,6 +26,7 @@
 /* How the registers were obtained. */
 #define SNAP_STOPPED 1  /* thread stopped by ptrace: every register */
 #define SNAP_SYSCALL 2  /* thread blocked in a syscall, not stopped: sp and pc */
+#define SNAP_REPEAT 3   /* thread has not run since its last sample: same stack, no bytes */
 
 struct snapshot {
 	struct snapshot *next;

@@ -25,6 +25,7 @@
 #define THREAD_INTR_PENDING 4u /* we asked PTRACE_INTERRUPT and it has not stopped yet */
 #define THREAD_NEW 8u          /* auto-attached, its first stop not seen yet */
 #define THREAD_WANTED 16u      /* a batch waits for its stop to copy it */
+#define THREAD_ASLEEP 32u      /* its last sample was read asleep; asleep_* are valid */
 
 struct thread {
 	pid_t tid;
@@ -38,6 +39,9 @@ struct thread {
 	uint64_t last_sample_ns; /* monotonic time of its last sample */
 	uint32_t idle_ticks;     /* consecutive ticks without CPU use */
 	uint64_t intr_ns;        /* when we asked it to stop */
+	uint64_t asleep_cpu;     /* its CPU clock when last read asleep */
+	long asleep_nr;          /* the syscall it slept in then */
+	char asleep_state;       /* its state letter then */
 	char name[16];
 };
 

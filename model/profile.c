@@ -315,7 +315,16 @@ uint64_t profile_intern_location(struct profile *p, uint64_t mapping_id, uint64_
 	l->address = address;
 	l->lines = copy;
 	l->nlines = nlines;
+	l->symbol_offset = -1;
 	return ++p->nlocations;
+}
+
+int profile_location_set_offset(struct profile *p, uint64_t id, int64_t offset)
+{
+	if (id == 0 || id > p->nlocations)
+		return -1;
+	p->locations[id - 1].symbol_offset = offset;
+	return 0;
 }
 
 struct sample_key {

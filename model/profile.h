@@ -80,6 +80,9 @@ struct profile_location {
 	uint64_t id, mapping_id, address;
 	const struct profile_line *lines;
 	size_t nlines;
+	/* address - the start of its (outermost) function, for the text forms'
+	 * "function+0xOFF"; -1 when unknown. Not part of profile.proto. */
+	int64_t symbol_offset;
 };
 
 struct profile_label {
@@ -136,6 +139,9 @@ uint64_t profile_intern_function(struct profile *p, const char *name, const char
  */
 uint64_t profile_intern_location(struct profile *p, uint64_t mapping_id, uint64_t address,
 				 const struct profile_line *lines, size_t nlines);
+
+/* Record how far into its function a location's address is. 0 or -1. */
+int profile_location_set_offset(struct profile *p, uint64_t id, int64_t offset);
 
 /*
  * Add a sample: nloc location ids (leaf first), profile_nvalues() values

@@ -156,7 +156,10 @@ struct unwinder *unwinder_new(struct space *space)
 		free(u);
 		return NULL;
 	}
-	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+	/* Only one thread unwinds: a per-thread cache needs no lock, and
+	 * libunwind brackets every global-cache lock with two sigprocmask
+	 * calls (measured: 30 syscalls per stack). */
+	unw_set_caching_policy(u->as, UNW_CACHE_PER_THREAD);
 	return u;
 }
 

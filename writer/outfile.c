@@ -111,6 +111,17 @@ int outfile_open(struct outfile *o, const char *path)
 		errno = EISDIR;
 		return error_errno("cannot write \"%s\"", path);
 	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* A device, FIFO or socket (/dev/null, a pipe): write into it;
+		 * renaming over it would replace it with a regular file. */
+		o->path = strdup(path);
+		if (!o->path)
+			goto err;
+		o->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (o->fd < 0)
+			goto err;
+		return 0;
+	}
 	o->path = strdup(path);
 	o->tmp = malloc(PATH_MAX);
 	if (!o->path || !o->tmp)
@@ -171,8 +182,14 @@ int outfile_commit(struct outfile *o)
 
 	if (!o->tmp) {
 		/* Standard output is the caller's to close; nothing to rename. */
+		int r = 0;
+
+		if (fd < 0)
+			r = -1;
+		else if (fd != STDOUT_FILENO && close(fd) < 0)
+			r = error_errno("cannot write \"%s\"", o->path);
 		outfile_clear(o);
-		return fd == STDOUT_FILENO ? 0 : -1;
+		return r;
 	}
 	o->fd = -1;
 	if (fdatasync(fd) < 0) {
@@ -211,6 +228,8 @@ err:
 
 void outfile_abort(struct outfile *o)
 {
+	if (!o->tmp && o->fd > STDERR_FILENO)
+		close(o->fd); /* a device or FIFO opened directly */
 	if (o->tmp) {
 		if (o->fd >= 0)
 			close(o->fd);

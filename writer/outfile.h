@@ -11,7 +11,9 @@
  *    lacks O_TMPFILE the temporary file is named from the start;
  *  - the temporary file is created by outfile_open(), so an unwritable
  *    destination is found before any work is done;
- *  - "-" means standard output, written directly (no temporary file);
+ *  - "-" means standard output, written directly (no temporary file); so
+ *    is an existing path that is not a regular file (/dev/null, a FIFO),
+ *    which a rename would replace;
  *  - the file is created with mode 0666 filtered by the caller's umask;
  *  - after outfile_commit() or outfile_abort() the struct holds nothing.
  */

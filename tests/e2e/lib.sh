@@ -129,3 +129,15 @@ finish() {
 last_tick() {
 	grep '^tick' "$1" | tail -1
 }
+
+# task_sched PID COMM: "CPU_NS RUNQUEUE_NS" summed over PID's threads named COMM.
+task_sched() {
+	local pid=$1 comm=$2 t c=0 d=0 a b
+	for t in /proc/"$pid"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = "$comm" ] || continue
+		read -r a b _ <"$t/schedstat" || continue
+		c=$((c + a))
+		d=$((d + b))
+	done
+	echo "$c $d"
+}

@@ -280,6 +280,29 @@ static void test_stdout(void **state)
 	assert_int_equal(entries(d->path, NULL, 0), 1);
 }
 
+/* A FIFO (like /dev/null, not a regular file) is written into, never renamed over. */
+static void test_special_file(void **state)
+{
+	struct dir *d = *state;
+	struct outfile o;
+	struct stat st;
+	char got[32] = "";
+	int rd;
+
+	assert_int_equal(mkfifo(d->file, 0600), 0);
+	rd = open(d->file, O_RDONLY | O_NONBLOCK);
+	assert_true(rd >= 0);
+	assert_int_equal(outfile_open(&o, d->file), 0);
+	assert_int_equal(outfile_write(&o, "piped", 5), 0);
+	assert_int_equal(outfile_commit(&o), 0);
+	assert_int_equal(read(rd, got, sizeof(got) - 1), 5);
+	assert_string_equal(got, "piped");
+	close(rd);
+	assert_int_equal(stat(d->file, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(entries(d->path, NULL, 0), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +314,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_umask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_special_file, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

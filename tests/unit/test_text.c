@@ -1,0 +1,187 @@
+/*
+ * test_text.c — the text writers against hand-built profiles: Go's debug=1
+ * count form (ordering, return addresses on the "@" line, call sites and
+ * offsets on the "#" lines, sorted quoted labels, unknown functions) and
+ * the thread dump (one block per thread by tid, state and syscall, frames
+ * with object names, inlined lines, an empty stack).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/buf.h"
+#include "model/profile.h"
+#include "writer/text.h"
+
+struct fixture {
+	struct profile *p;
+	uint64_t leaf, mid, root, anon, inl;
+};
+
+static uint64_t loc(struct profile *p, uint64_t m, uint64_t addr, const char *fn, int64_t off)
+{
+	struct profile_line l = { profile_intern_function(p, fn, fn, "", 0), 0 };
+	uint64_t id = profile_intern_location(p, m, addr, &l, 1);
+
+	assert_true(id != 0);
+	if (off >= 0)
+		assert_int_equal(profile_location_set_offset(p, id, off), 0);
+	return id;
+}
+
+static int setup(void **state)
+{
+	static struct fixture f;
+	struct profile_mapping_in m = { .start = 0x1000, .limit = 0x9000, .offset = 0,
+					.filename = "/usr/bin/server", .has_functions = 1 };
+	struct profile_line two[2];
+	uint64_t mid;
+
+	f.p = profile_new();
+	assert_non_null(f.p);
+	assert_int_equal(profile_add_sample_type(f.p, "threads", "count"), 0);
+	mid = profile_add_mapping(f.p, &m);
+	f.leaf = loc(f.p, mid, 0x1016, "epoll_wait", 0x16);
+	f.mid = loc(f.p, mid, 0x2041, "event_loop", 0x41);
+	f.root = loc(f.p, mid, 0x3008, "main", 0x8);
+	f.anon = profile_intern_location(f.p, 0, 0xdead, NULL, 0);
+	two[0].function_id = profile_intern_function(f.p, "inner", "inner", "", 0);
+	two[0].line = 0;
+	two[1].function_id = profile_intern_function(f.p, "outer", "outer", "", 0);
+	two[1].line = 0;
+	f.inl = profile_intern_location(f.p, mid, 0x4000, two, 2);
+	profile_location_set_offset(f.p, f.inl, 0x20);
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	profile_free(f->p);
+	return 0;
+}
+
+static void add(struct profile *p, const uint64_t *ids, size_t n, int64_t v, const char *thread,
+		int64_t tid, const char *st, const char *sc)
+{
+	struct profile_label_in l[4];
+	size_t k = 0;
+
+	memset(l, 0, sizeof(l));
+	if (sc) {
+		l[k].key = "syscall";
+		l[k++].str = sc;
+	}
+	if (thread) {
+		l[k].key = "thread";
+		l[k++].str = thread;
+	}
+	if (tid) {
+		l[k].key = "tid";
+		l[k++].num = tid;
+	}
+	if (st) {
+		l[k].key = "state";
+		l[k++].str = st;
+	}
+	assert_int_equal(profile_add_sample(p, ids, n, &v, l, k), 0);
+}
+
+static void test_count_form(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t a[] = { f->leaf, f->mid, f->root };
+	uint64_t b[] = { f->anon, f->root };
+	struct buf out;
+
+	add(f->p, b, 2, 1, NULL, 0, NULL, NULL);
+	add(f->p, a, 3, 5, "poll\"er", 0, "sleeping", "epoll_wait");
+	buf_init(&out, 1 << 20);
+	assert_int_equal(text_write_count(f->p, "threads", &out), 0);
+	assert_string_equal((char *)out.data,
+			    "threads profile: total 6\n"
+			    "5 @ 0x1016 0x2042 0x3009\n"
+			    "# labels: {\"state\":\"sleeping\", \"syscall\":\"epoll_wait\", "
+			    "\"thread\":\"poll\\\"er\"}\n"
+			    "#\t0x1016\tepoll_wait+0x16\n"
+			    "#\t0x2041\tevent_loop+0x41\n"
+			    "#\t0x3008\tmain+0x8\n"
+			    "\n"
+			    "1 @ 0xdead 0x3009\n"
+			    "#\t0xdead\n"
+			    "#\t0x3008\tmain+0x8\n"
+			    "\n");
+	buf_release(&out);
+}
+
+static void test_count_empty(void **state)
+{
+	struct fixture *f = *state;
+	struct buf out;
+
+	buf_init(&out, 1 << 20);
+	assert_int_equal(text_write_count(f->p, "threads", &out), 0);
+	assert_string_equal((char *)out.data, "threads profile: total 0\n");
+	buf_release(&out);
+}
+
+static void test_count_limit(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t a[] = { f->leaf, f->mid, f->root };
+	struct buf out;
+
+	add(f->p, a, 3, 5, "t", 0, NULL, NULL);
+	buf_init(&out, 40); /* too small: fails, never overruns */
+	assert_int_equal(text_write_count(f->p, "threads", &out), -1);
+	assert_true(out.len <= 40);
+	buf_release(&out);
+}
+
+static void test_dump(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t a[] = { f->leaf, f->mid, f->root };
+	uint64_t c[] = { f->inl, f->root };
+	struct buf out;
+
+	add(f->p, c, 2, 1, "worker", 12, "running", NULL);
+	add(f->p, a, 3, 1, "server", 10, "sleeping", "epoll_wait");
+	add(f->p, NULL, 0, 1, "ghost", 11, "zombie", NULL);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(text_write_dump(f->p, "Threads of 10 (server)", &out), 0);
+	assert_string_equal((char *)out.data,
+			    "Threads of 10 (server)\n"
+			    "\n"
+			    "thread 10 \"server\" sleeping in epoll_wait\n"
+			    "    #0   0x0000000000001016 epoll_wait+0x16 (server)\n"
+			    "    #1   0x0000000000002041 event_loop+0x41 (server)\n"
+			    "    #2   0x0000000000003008 main+0x8 (server)\n"
+			    "\n"
+			    "thread 11 \"ghost\" zombie\n"
+			    "    (no stack)\n"
+			    "\n"
+			    "thread 12 \"worker\" running\n"
+			    "    #0   0x0000000000004000 inner (server)\n"
+			    "    #1   0x0000000000004000 outer+0x20 (server)\n"
+			    "    #2   0x0000000000003008 main+0x8 (server)\n");
+	buf_release(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_count_form, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_count_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_count_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dump, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

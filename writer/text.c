@@ -1,0 +1,240 @@
+/*
+ * text.c — the two text renderings. Both walk the model's samples once to
+ * sort them (by count, or by thread id) and then print each stack from the
+ * leaf up; a location's inlined lines print innermost first, as a
+ * debugger's backtrace does.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "writer/text.h"
+
+struct order {
+	const struct profile *p;
+	const struct profile_sample *s;
+	int64_t key; /* count, or tid */
+};
+
+/* Most frequent first; ties by first location id, then position, for stable output. */
+static int by_count(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	if (x->s->nlocations && y->s->nlocations &&
+	    x->s->location_ids[0] != y->s->location_ids[0])
+		return x->s->location_ids[0] < y->s->location_ids[0] ? -1 : 1;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static struct order *sorted(const struct profile *p, const char *num_key,
+			    int (*cmp)(const void *, const void *), size_t *n)
+{
+	const struct profile_sample *s = profile_samples(p, n);
+	struct order *o = calloc(*n ? *n : 1, sizeof(*o));
+	size_t i, j;
+
+	if (!o)
+		return NULL;
+	for (i = 0; i < *n; i++) {
+		o[i].p = p;
+		o[i].s = &s[i];
+		o[i].key = profile_nvalues(p) ? s[i].values[0] : 0;
+		if (num_key) {
+			o[i].key = INT64_MAX;
+			for (j = 0; j < s[i].nlabels; j++)
+				if (!strcmp(profile_string(p, s[i].labels[j].key), num_key) &&
+				    !s[i].labels[j].str)
+					o[i].key = s[i].labels[j].num;
+		}
+	}
+	qsort(o, *n, sizeof(*o), cmp);
+	return o;
+}
+
+static const char *label_str(const struct profile *p, const struct profile_sample *s,
+			     const char *key)
+{
+	size_t j;
+
+	for (j = 0; j < s->nlabels; j++)
+		if (s->labels[j].str && !strcmp(profile_string(p, s->labels[j].key), key))
+			return profile_string(p, s->labels[j].str);
+	return NULL;
+}
+
+/* Go's %q for the plain strings labels hold: quotes and backslashes escaped. */
+static int put_quoted(struct buf *out, const char *v)
+{
+	int r = buf_append(out, "\"", 1);
+
+	for (; *v && r == 0; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		if (c == '"' || c == '\\')
+			r = buf_printf(out, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			r = buf_printf(out, "\\x%02x", c);
+		else
+			r = buf_append(out, v, 1);
+	}
+	return r ? r : buf_append(out, "\"", 1);
+}
+
+static const struct profile *label_profile; /* for by_key; text output is single-threaded */
+
+static int by_key(const void *a, const void *b)
+{
+	const struct profile_label *x = a, *y = b;
+
+	return strcmp(profile_string(label_profile, x->key), profile_string(label_profile, y->key));
+}
+
+static int put_labels(struct buf *out, const struct profile *p, const struct profile_sample *s)
+{
+	struct profile_label l[PROFILE_MAX_LABELS];
+	size_t i, n = s->nlabels < PROFILE_MAX_LABELS ? s->nlabels : PROFILE_MAX_LABELS;
+	int r;
+
+	if (!n)
+		return 0;
+	/* Sorted by key, as Go prints them. */
+	memcpy(l, s->labels, n * sizeof(l[0]));
+	label_profile = p;
+	qsort(l, n, sizeof(l[0]), by_key);
+	r = buf_printf(out, "# labels: {");
+	for (i = 0; i < n && r == 0; i++) {
+		r = buf_printf(out, "%s", i ? ", " : "");
+		if (r == 0)
+			r = put_quoted(out, profile_string(p, l[i].key));
+		if (r == 0)
+			r = buf_append(out, ":", 1);
+		if (r == 0 && l[i].str)
+			r = put_quoted(out, profile_string(p, l[i].str));
+		else if (r == 0)
+			r = buf_printf(out, "\"%" PRId64 "\"", l[i].num);
+	}
+	return r ? r : buf_printf(out, "}\n");
+}
+
+/* "name+0xOFF", or "name", or "" for a location's line i. */
+static int put_function(struct buf *out, const struct profile *p,
+			const struct profile_location *loc, size_t i)
+{
+	const struct profile_function *f = profile_function(p, loc->lines[i].function_id);
+	const char *name = f ? profile_string(p, f->name) : "";
+
+	/* The offset belongs to the outermost function of the address. */
+	if (i == loc->nlines - 1 && loc->symbol_offset >= 0)
+		return buf_printf(out, "%s+%#" PRIx64, name, (uint64_t)loc->symbol_offset);
+	return buf_printf(out, "%s", name);
+}
+
+int text_write_count(const struct profile *p, const char *name, struct buf *out)
+{
+	const struct profile_location *loc;
+	struct order *o;
+	int64_t total = 0;
+	size_t n, i, j, k;
+	int r;
+
+	o = sorted(p, NULL, by_count, &n);
+	if (!o)
+		return -1;
+	for (i = 0; i < n; i++)
+		total += o[i].key;
+	r = buf_printf(out, "%s profile: total %" PRId64 "\n", name, total);
+	for (i = 0; i < n && r == 0; i++) {
+		const struct profile_sample *s = o[i].s;
+
+		r = buf_printf(out, "%" PRId64 " @", o[i].key);
+		for (j = 0; j < s->nlocations && r == 0; j++) {
+			loc = profile_location(p, s->location_ids[j]);
+			r = buf_printf(out, " %#" PRIx64, loc->address + (j ? 1 : 0));
+		}
+		if (r == 0)
+			r = buf_printf(out, "\n");
+		if (r == 0)
+			r = put_labels(out, p, s);
+		for (j = 0; j < s->nlocations && r == 0; j++) {
+			loc = profile_location(p, s->location_ids[j]);
+			if (!loc->nlines)
+				r = buf_printf(out, "#\t%#" PRIx64 "\n", loc->address);
+			for (k = 0; k < loc->nlines && r == 0; k++) {
+				r = buf_printf(out, "#\t%#" PRIx64 "\t", loc->address);
+				if (r == 0)
+					r = put_function(out, p, loc, k);
+				if (r == 0)
+					r = buf_printf(out, "\n");
+			}
+		}
+		if (r == 0)
+			r = buf_printf(out, "\n");
+	}
+	free(o);
+	return r;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+int text_write_dump(const struct profile *p, const char *title, struct buf *out)
+{
+	const struct profile_location *loc;
+	const struct profile_mapping *m;
+	const char *name, *state, *sc;
+	struct order *o;
+	size_t n, i, j, k, frame;
+	int r;
+
+	o = sorted(p, "tid", by_tid, &n);
+	if (!o)
+		return -1;
+	r = buf_printf(out, "%s\n", title);
+	for (i = 0; i < n && r == 0; i++) {
+		const struct profile_sample *s = o[i].s;
+
+		name = label_str(p, s, "thread");
+		state = label_str(p, s, "state");
+		sc = label_str(p, s, "syscall");
+		r = buf_printf(out, "\nthread %" PRId64 " \"%s\" %s%s%s\n", o[i].key,
+			       name ? name : "?", state ? state : "",
+			       sc ? " in " : "", sc ? sc : "");
+		if (r == 0 && !s->nlocations)
+			r = buf_printf(out, "    (no stack)\n");
+		for (j = 0, frame = 0; j < s->nlocations && r == 0; j++) {
+			loc = profile_location(p, s->location_ids[j]);
+			m = profile_mapping(p, loc->mapping_id);
+			for (k = 0; k < (loc->nlines ? loc->nlines : 1) && r == 0; k++, frame++) {
+				r = buf_printf(out, "    #%-3zu 0x%016" PRIx64 " ", frame, loc->address);
+				if (r == 0 && loc->nlines)
+					r = put_function(out, p, loc, k);
+				else if (r == 0)
+					r = buf_printf(out, "??");
+				if (r == 0 && m)
+					r = buf_printf(out, " (%s)",
+						       basename_of(profile_string(p, m->filename)));
+				if (r == 0)
+					r = buf_printf(out, "\n");
+			}
+		}
+	}
+	free(o);
+	return r;
+}

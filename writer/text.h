@@ -1,0 +1,37 @@
+#ifndef CPROF_TEXT_H
+#define CPROF_TEXT_H
+/*
+ * text — the text forms of a profile: Go's legacy debug=1 count profile,
+ * which pprof still parses, and a thread dump for people (Go's debug=2
+ * spirit, the way pstack or eu-stack print).
+ *
+ * Invariants:
+ *  - output is appended to a struct buf, so a failure writes nothing
+ *    anywhere else;
+ *  - the count form's "@" lines hold return addresses for non-leaf frames
+ *    (the model's call site + 1), because pprof's legacy parser subtracts
+ *    one from every non-leaf address; its "#" lines hold call sites, as Go
+ *    prints them;
+ *  - every string printed comes from the profile; names are printed as
+ *    they are, labels quoted like Go's %q.
+ */
+#include "common/buf.h"
+
+struct profile;
+
+/*
+ * "NAME profile: total N", then one record per distinct stack and label
+ * set, most frequent first: "COUNT @ ADDR...", "# labels: {...}" when the
+ * sample has labels, "#\tADDR\tfunction+0xOFF" per frame, a blank line.
+ * The count is the first sample value. 0 or -1.
+ */
+int text_write_count(const struct profile *p, const char *name, struct buf *out);
+
+/*
+ * A thread dump: title, then one block per sample ordered by the "tid"
+ * label: 'thread TID "NAME" STATE[ in SYSCALL]' and its frames
+ * "#N  0xADDR function+0xOFF (object)". 0 or -1.
+ */
+int text_write_dump(const struct profile *p, const char *title, struct buf *out);
+
+#endif
