@@ -61,7 +61,8 @@ static void record_snapshot(struct recorder *rec, unsigned labels, struct snapsh
 		l[nl].key = "state";
 		l[nl++].str = state_name(snap->state);
 	}
-	if ((labels & LABEL_SYSCALL) && snap->how != SNAP_STOPPED && snap->syscall >= 0) {
+	if ((labels & LABEL_SYSCALL) && (snap->how == SNAP_SYSCALL || snap->how == SNAP_REPEAT) &&
+	    snap->syscall >= 0) {
 		sc = syscall_name(snap->syscall);
 		if (!sc) {
 			snprintf(nr, sizeof(nr), "syscall %ld", snap->syscall);
@@ -69,6 +70,11 @@ static void record_snapshot(struct recorder *rec, unsigned labels, struct snapsh
 		}
 		l[nl].key = "syscall";
 		l[nl++].str = sc;
+	}
+	if (snap->how == SNAP_LOST) {
+		recorder_marker_sample(rec, "[not captured: running, did not stop in time]", v,
+				       l, nl);
+		return;
 	}
 	if (snap->how == SNAP_REPEAT) {
 		if (recorder_repeat(rec, (uint64_t)snap->tid, v, l, nl) == 0)

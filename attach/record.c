@@ -250,3 +250,15 @@ struct profile *recorder_profile(struct recorder *r)
 {
 	return r->prof;
 }
+
+int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t *values,
+			   const struct profile_label_in *labels, size_t nlabels)
+{
+	uint64_t id = recorder_marker(r, marker);
+
+	if (!id || profile_add_sample(r->prof, &id, 1, values, labels, nlabels) < 0) {
+		r->stats.failed++;
+		return -1;
+	}
+	return 0;
+}

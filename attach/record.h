@@ -56,6 +56,10 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
 		    const struct profile_label_in *labels, size_t nlabels);
 
+/* Add a sample whose only frame is a marker naming what happened. 0 or -1. */
+int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t *values,
+			   const struct profile_label_in *labels, size_t nlabels);
+
 /* The profile it adds to. */
 struct profile *recorder_profile(struct recorder *r);
 

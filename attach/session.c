@@ -337,8 +337,8 @@ static struct snapshot *snapshot_new(struct session *s, struct thread *t, int ho
 
 	if (!snap)
 		return NULL;
-	snap->stack = how == SNAP_REPEAT ? NULL : malloc(s->stack_cap);
-	if (!snap->stack && how != SNAP_REPEAT) {
+	snap->stack = how == SNAP_REPEAT || how == SNAP_LOST ? NULL : malloc(s->stack_cap);
+	if (!snap->stack && how != SNAP_REPEAT && how != SNAP_LOST) {
 		free(snap);
 		return NULL;
 	}
@@ -387,7 +387,7 @@ static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *
 			  session_emit_fn *emit, void *ctx)
 {
 	snap->time_ns = clock_mono_ns();
-	if (snap->how == SNAP_STOPPED)
+	if (snap->how == SNAP_STOPPED || snap->how == SNAP_LOST)
 		snap->state = 'R';
 	else if (snap->how == SNAP_REPEAT)
 		snap->state = t->asleep_state;
@@ -510,13 +510,19 @@ void session_sample(struct session *s, const pid_t *tids, uint32_t n, int runnin
 		session_drain_signals(s);
 	}
 	if (waiting) {
-		/* Late ones: their stops are answered, not copied, when they come. */
+		/*
+		 * Late ones: their stops are answered, not copied, when they
+		 * come. Where every thread is wanted, say which could not be
+		 * captured rather than leave them out.
+		 */
 		for (i = 0; i < n; i++) {
 			t = threads_get(&s->threads, tids[i]);
-			if (t && (t->flags & THREAD_WANTED)) {
-				t->flags &= ~THREAD_WANTED;
-				s->stats.stop_timeouts++;
-			}
+			if (!t || !(t->flags & THREAD_WANTED))
+				continue;
+			t->flags &= ~THREAD_WANTED;
+			s->stats.stop_timeouts++;
+			if (!running_only && (snap = snapshot_new(s, t, SNAP_LOST)))
+				emit_snapshot(s, t, snap, emit, ctx);
 		}
 	}
 }

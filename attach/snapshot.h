@@ -27,6 +27,7 @@
 #define SNAP_STOPPED 1  /* thread stopped by ptrace: every register */
 #define SNAP_SYSCALL 2  /* thread blocked in a syscall, not stopped: sp and pc */
 #define SNAP_REPEAT 3   /* thread has not run since its last sample: same stack, no bytes */
+#define SNAP_LOST 4     /* running, but did not stop in time: no stack, said so */
 
 struct snapshot {
 	struct snapshot *next;
