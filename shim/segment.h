@@ -1,0 +1,85 @@
+#ifndef CPROF_SEGMENT_H
+#define CPROF_SEGMENT_H
+/*
+ * segment — the layout of the shared-memory segment in which libcprof.so
+ * publishes its sampled allocation statistics, and which cprof-attach
+ * reads from outside at any moment. This header is the contract between
+ * the two; changing the layout means bumping SEG_VERSION.
+ *
+ * Invariants:
+ *  - the segment is a memfd named SEG_NAME, mapped MAP_SHARED in the
+ *    target; /proc/PID/maps shows it as "/memfd:cprof-segment (deleted)".
+ *    cprof-attach reads it with process_vm_readv, so only a user allowed
+ *    to ptrace the target can read it; nothing is ever written to a file;
+ *  - the header is written once, before the segment is published, except
+ *    bucket_count, dropped and threads_created, which only grow;
+ *  - buckets are append-only: a bucket is fully written (kind, hash,
+ *    frames, zero counters) before bucket_count is increased past it
+ *    (release order), and its kind, flags, nframes, hash and frames never
+ *    change afterwards;
+ *  - a bucket's counters change only between seq := odd and seq_end :=
+ *    seq := even (a per-bucket sequence lock): a reader that copies the
+ *    bucket in address order and sees seq == seq_end, even, has whole
+ *    counters;
+ *  - frames are return addresses, the innermost first: frames[0] is in
+ *    the function that called malloc (or pthread_create);
+ *  - everything here is untrusted input for cprof-attach: it validates
+ *    every size, offset and count before use.
+ */
+#include <stdint.h>
+
+#define SEG_MAGIC "CPROFSG1"       /* 8 bytes, no NUL */
+#define SEG_VERSION 1u
+#define SEG_NAME "cprof-segment"
+#define SEG_MAX_FRAMES 64
+#define SEG_DEFAULT_BUCKETS 32768  /* CPROF_MAX_BUCKETS overrides */
+#define SEG_MAX_BUCKETS (1u << 20)
+
+/* seg_bucket.kind */
+#define SEG_KIND_ALLOC 1u   /* sampled allocations from this stack */
+#define SEG_KIND_THREAD 2u  /* threads created from this stack (every one, not sampled) */
+
+/* seg_bucket.flags */
+#define SEG_BUCKET_TRUNCATED 1u /* deeper than SEG_MAX_FRAMES: the outermost frames were dropped */
+
+struct seg_header {
+	char magic[8];                /* SEG_MAGIC */
+	uint32_t version;             /* SEG_VERSION */
+	uint32_t header_size;         /* sizeof(struct seg_header) */
+	uint64_t size;                /* bytes in the whole segment */
+	uint32_t pid;                 /* the process that created it */
+	uint32_t max_frames;          /* SEG_MAX_FRAMES */
+	uint32_t bucket_size;         /* sizeof(struct seg_bucket) */
+	uint32_t flags;               /* 0 */
+	uint64_t sample_rate;         /* mean bytes between samples; 0: sampling off */
+	uint64_t bucket_off;          /* offset of bucket 0 from the segment start */
+	uint64_t bucket_cap;          /* buckets that fit */
+	uint64_t bucket_count;        /* buckets published (atomic, only grows) */
+	uint64_t dropped;             /* samples lost because the table was full (atomic) */
+	uint64_t threads_created;     /* pthread_create calls seen (atomic) */
+	uint64_t created_ns;          /* CLOCK_REALTIME when the segment was made */
+	uint64_t reserved[8];
+};
+
+struct seg_bucket {
+	uint64_t seq;                 /* sequence lock: odd while the counters change */
+	uint32_t kind;                /* SEG_KIND_* */
+	uint32_t flags;               /* SEG_BUCKET_* */
+	uint32_t nframes;             /* <= max_frames */
+	uint32_t reserved;
+	uint64_t hash;                /* of kind and frames */
+	/* Raw sample counts, as Go's runtime.MemProfileRecord keeps them. */
+	uint64_t alloc_samples, alloc_sampled_bytes;
+	uint64_t free_samples, free_sampled_bytes;
+	/*
+	 * Unbiased estimates: each sampled allocation of size s adds
+	 * w = 1 / P(sampled) = 1 / (1 - exp(-s / rate)) objects and s * w
+	 * bytes (w = 1 when rate is 1).
+	 */
+	double alloc_objects, alloc_bytes;
+	double free_objects, free_bytes;
+	uint64_t seq_end;             /* == seq when the counters are whole */
+	uint64_t frames[SEG_MAX_FRAMES];
+};
+
+#endif
