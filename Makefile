@@ -24,6 +24,15 @@ PROTO_H  := $(B)/proto/profile.pb-c.h
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/proto/profile.pb-c.o
 PROG     := $(B)/cprof-attach
 
+# libcprof.so, the LD_PRELOAD shim: its own position-independent objects,
+# never linked with the core library.
+SHIM_SRC := $(wildcard shim/*.c)
+SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/obj-pic/%.o)
+SHIM     := $(B)/libcprof.so
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
+
+# test_shim_X.c tests shim/X.c alone; every other test_*.c links the core.
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%)
 TARGET_SRC := $(wildcard tests/targets/*.c)
@@ -36,7 +45,7 @@ TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 TARGET_CFLAGS := -O2 -fomit-frame-pointer -fno-inline-functions-called-once -pthread $(WARN)
 
 .PHONY: all tests check check-unit check-e2e demo deps install clean
-all: $(PROG)
+all: $(PROG) $(SHIM)
 
 $(PROTO_C) $(PROTO_H): proto/profile.proto
 	@mkdir -p $(B)/proto
@@ -57,12 +66,27 @@ $(B)/obj/proto/profile.pb-c.o: $(PROTO_C)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(CFLAGS) $(CPPFLAGS) -c -o $@ $<
 
+$(B)/obj-pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(SHIM): $(SHIM_OBJ)
+	$(CC) $(CFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl -lgcc_s -lm -pthread
+
+$(B)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -lm
+
 $(B)/libcprof-core.a: $(CORE_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
 $(PROG): $(B)/obj/attach/main.o $(B)/libcprof-core.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/tests/unit/test_shim_%: $(B)/obj/tests/unit/test_shim_%.o $(B)/obj-pic/shim/%.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lm -pthread
 
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(B)/libcprof-core.a
 	@mkdir -p $(dir $@)
@@ -76,7 +100,7 @@ $(B)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -lm
 
-tests: $(PROG) $(UNIT_BIN) $(TARGET_BIN) $(TOOL_BIN)
+tests: $(PROG) $(SHIM) $(UNIT_BIN) $(TARGET_BIN) $(TOOL_BIN) $(BENCH_BIN)
 
 deps:
 	scripts/install-deps test
@@ -97,10 +121,11 @@ demo:
 	$(MAKE) all $(B)/tests/targets/demo
 	scripts/demo
 
-install: $(PROG)
+install: $(PROG) $(SHIM)
 	install -D -m 0755 $(PROG) $(DESTDIR)$(PREFIX)/bin/cprof-attach
+	install -D -m 0755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/libcprof.so
 
 clean:
 	rm -rf $(B)
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/obj-pic -name '*.d' 2>/dev/null)
