@@ -14,7 +14,7 @@ B       := build
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 CPPFLAGS += -I. -I$(B) -D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -pthread
-LIBS     := -lunwind-x86_64 -lunwind -lelf -lz -lprotobuf-c -lstdc++ -pthread
+LIBS     := -lunwind-x86_64 -lunwind -lelf -lz -lprotobuf-c -lstdc++ -lm -pthread
 
 # Everything but the program's main() goes into one static library that the
 # program and the unit tests link against.

@@ -107,15 +107,25 @@ static void seen_add(pid_t *seen, uint64_t *n, pid_t tid)
 	(*n)++;
 }
 
-int capture_run(const struct options *o, const struct target *t, struct profile **out,
-		struct capture_report *rep)
+double capture_self_cpu(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+int capture_ptrace(const struct options *o, const struct target *t, struct profile **out,
+		   struct capture_report *rep)
 {
 	struct profile *prof = NULL;
 	struct recorder *rec = NULL;
 	struct queue q;
 	struct snapshot *snap;
-	struct rusage ru;
 	pthread_t tracer;
+	int code = EXIT_INTERNAL;
 	sigset_t set;
 	pid_t *seen = NULL;
 	int64_t period;
@@ -136,10 +146,12 @@ int capture_run(const struct options *o, const struct target *t, struct profile 
 	}
 	rec = recorder_new(prof, t->pid, RECORD_MAX_DEPTH);
 	if (!rec) {
-		if (errno == EACCES || errno == EPERM || errno == ESRCH || errno == ENOENT)
+		if (errno == EACCES || errno == EPERM || errno == ESRCH || errno == ENOENT) {
 			target_attach_error(t, errno == ENOENT ? ESRCH : EPERM);
-		else
+			code = EXIT_ATTACH;
+		} else {
 			error_errno("cannot read the memory map of %d", (int)t->pid);
+		}
 		goto err;
 	}
 	if (queue_init(&q) < 0) {
@@ -176,31 +188,36 @@ int capture_run(const struct options *o, const struct target *t, struct profile 
 	 */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	while ((snap = queue_pop(&q))) {
-		seen_add(seen, &rep->threads_sampled, snap->tid);
+		seen_add(seen, &rep->threads, snap->tid);
 		record_snapshot(rec, labels, snap);
 		snapshot_free(snap);
 	}
 	pthread_join(tracer, NULL);
 	if (rep->sm.attach_errno) {
 		target_attach_error(t, rep->sm.attach_errno);
+		code = EXIT_ATTACH;
 		goto err;
 	}
-	profile_set_time(prof, (int64_t)rep->sm.start_real_ns,
-			 (int64_t)(rep->sm.end_mono_ns - rep->sm.start_mono_ns));
+	rep->ptrace = 1;
+	rep->start_real_ns = rep->sm.start_real_ns;
+	rep->duration_ns = rep->sm.end_mono_ns - rep->sm.start_mono_ns;
+	rep->samples = rep->sm.samples;
+	rep->gone = rep->sm.gone;
+	rep->execed = rep->sm.execed;
+	rep->stop_signal = rep->sm.stop_signal;
+	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
 	rep->rec = *recorder_stats(rec);
-	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		rep->cpu_self_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-				  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	rep->cpu_self_s = capture_self_cpu();
 	recorder_free(rec);
 	queue_release(&q);
 	free(seen);
 	*out = prof;
-	return 0;
+	return EXIT_OK;
 err:
 	recorder_free(rec);
 	if (qinit)
 		queue_release(&q);
 	profile_free(prof);
 	free(seen);
-	return -1;
+	return code;
 }

@@ -1,9 +1,10 @@
 #ifndef CPROF_CAPTURE_H
 #define CPROF_CAPTURE_H
 /*
- * capture — one capture, end to end: start the tracer thread, unwind and
- * record its snapshots as they arrive (so memory stays bounded and the
- * target is detached as soon as sampling ends), and hand back the profile.
+ * capture — one capture, end to end, from whichever source the profile
+ * type reads. For ptrace: start the tracer thread, unwind and record its
+ * snapshots as they arrive (so memory stays bounded and the target is
+ * detached as soon as sampling ends), and hand back the profile.
  *
  * Invariants:
  *  - the target is detached (the tracer thread has exited) before
@@ -21,18 +22,37 @@ struct target;
 struct profile;
 
 struct capture_report {
-	struct sampler sm;         /* the tracer's results */
-	struct record_stats rec;   /* the recorder's counters */
-	uint64_t threads_sampled;  /* distinct threads with a sample */
+	/* Every source fills these. */
+	uint64_t start_real_ns;    /* when the capture began, ns since the epoch */
+	uint64_t duration_ns;      /* the window the profile covers */
+	uint64_t samples;          /* samples taken (stacks read from the shim) */
+	uint64_t threads;          /* distinct threads sampled; 0 when not applicable */
+	int gone, execed;          /* the target exited / exec'd during the capture */
+	int stop_signal;           /* SIGINT/SIGTERM ended the capture early, or 0 */
 	double cpu_self_s;         /* cprof-attach's own CPU time */
+	/* The ptrace source fills these (ptrace set). */
+	int ptrace;
+	struct sampler sm;
+	struct record_stats rec;
+	/* The shim's segment. */
+	uint64_t seg_torn, seg_dropped;
 };
 
 /*
- * Capture from target t as o says into a new profile (*out; the caller
- * frees it). Returns 0, or -1 when attaching failed (message printed,
- * *out NULL).
+ * A capture function: capture from target t as o says into a new profile
+ * (*out; the caller frees it). Returns EXIT_OK, or another EXIT_* code
+ * after printing why (*out NULL).
  */
-int capture_run(const struct options *o, const struct target *t, struct profile **out,
-		struct capture_report *rep);
+typedef int capture_fn(const struct options *o, const struct target *t, struct profile **out,
+		       struct capture_report *rep);
+
+/* Sample threads over ptrace: cpu, wall, threads. */
+capture_fn capture_ptrace;
+
+/* Read libcprof.so's segment: heap, allocs, threadcreate (attach/heap.c). */
+capture_fn capture_segment;
+
+/* cprof-attach's own CPU time so far, in seconds. */
+double capture_self_cpu(void);
 
 #endif

@@ -14,31 +14,72 @@ static const struct kind kinds[] = {
 	{
 		.name = "cpu",
 		.help = "where threads run on a CPU, weighted by the CPU time they used",
+		.capture = capture_ptrace,
 		.policy = POLICY_CPU,
+		.duration = DURATION_WINDOW,
 		.labels = LABEL_THREAD | LABEL_TID,
 		.formats = FORMAT_PPROF,
-		.timed = 1,
 		.sample = { { "samples", "count" }, { "cpu", "nanoseconds" } },
 		.period_type = { "cpu", "nanoseconds" },
 	},
 	{
 		.name = "wall",
 		.help = "where threads spend wall-clock time, running or waiting",
+		.capture = capture_ptrace,
 		.policy = POLICY_WALL,
+		.duration = DURATION_WINDOW,
 		.labels = LABEL_THREAD | LABEL_TID | LABEL_STATE | LABEL_SYSCALL,
 		.formats = FORMAT_PPROF,
-		.timed = 1,
 		.sample = { { "samples", "count" }, { "wall", "nanoseconds" } },
 		.period_type = { "wall", "nanoseconds" },
 	},
 	{
 		.name = "threads",
 		.help = "one snapshot of every thread's stack (like Go's goroutine profile)",
+		.capture = capture_ptrace,
 		.policy = POLICY_ONCE,
+		.duration = DURATION_NONE,
 		.labels = LABEL_THREAD | LABEL_STATE | LABEL_SYSCALL,
 		.formats = FORMAT_PPROF | FORMAT_TEXT | FORMAT_DUMP,
 		.sample = { { "threads", "count" } },
 		.period_type = { "threads", "count" },
+	},
+	{
+		.name = "heap",
+		.help = "live heap by allocating stack (needs libcprof.so preloaded)",
+		.capture = capture_segment,
+		.policy = POLICY_SHIM,
+		.duration = DURATION_DELTA,
+		.values = VALUES_HEAP,
+		.formats = FORMAT_PPROF | FORMAT_TEXT,
+		.sample = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+			    { "inuse_objects", "count" }, { "inuse_space", "bytes" } },
+		.period_type = { "space", "bytes" },
+		.default_type = "inuse_space",
+	},
+	{
+		.name = "allocs",
+		.help = "all allocations by stack, freed or not (needs libcprof.so)",
+		.capture = capture_segment,
+		.policy = POLICY_SHIM,
+		.duration = DURATION_DELTA,
+		.values = VALUES_HEAP,
+		.formats = FORMAT_PPROF | FORMAT_TEXT,
+		.sample = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+			    { "inuse_objects", "count" }, { "inuse_space", "bytes" } },
+		.period_type = { "space", "bytes" },
+		.default_type = "alloc_space",
+	},
+	{
+		.name = "threadcreate",
+		.help = "where threads were created (needs libcprof.so)",
+		.capture = capture_segment,
+		.policy = POLICY_SHIM,
+		.duration = DURATION_DELTA,
+		.values = VALUES_THREADS,
+		.formats = FORMAT_PPROF | FORMAT_TEXT,
+		.sample = { { "threadcreate", "count" } },
+		.period_type = { "threadcreate", "count" },
 	},
 };
 
@@ -62,8 +103,10 @@ int kind_setup(const struct kind *k, struct profile *prof, int64_t period)
 {
 	int i;
 
-	for (i = 0; i < 2 && k->sample[i][0]; i++)
+	for (i = 0; i < 4 && k->sample[i][0]; i++)
 		if (profile_add_sample_type(prof, k->sample[i][0], k->sample[i][1]) < 0)
 			return -1;
+	if (k->default_type && profile_set_default_sample_type(prof, k->default_type) < 0)
+		return -1;
 	return profile_set_period(prof, k->period_type[0], k->period_type[1], period);
 }

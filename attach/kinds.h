@@ -9,12 +9,29 @@
  */
 #include <stdint.h>
 
+#include "attach/capture.h"
+
 struct profile;
 
 enum kind_policy {
-	POLICY_CPU,  /* threads that used CPU since their last sample, weighted by it */
-	POLICY_WALL, /* every thread at every tick, weighted by elapsed time */
-	POLICY_ONCE, /* every thread once, weight 1 */
+	POLICY_CPU,    /* threads that used CPU since their last sample, weighted by it */
+	POLICY_WALL,   /* every thread at every tick, weighted by elapsed time */
+	POLICY_ONCE,   /* every thread once, weight 1 */
+	POLICY_SHIM,   /* no thread is touched: the shim's segment is read */
+};
+
+/* What -d means for a kind. */
+enum kind_duration {
+	DURATION_NONE,   /* one snapshot: -d is refused */
+	DURATION_WINDOW, /* sample for -d (default 30s) */
+	DURATION_DELTA,  /* a snapshot; with -d, the change over that window */
+};
+
+/* Which of the shim's numbers a segment kind reports. */
+enum kind_values {
+	VALUES_NONE,
+	VALUES_HEAP,     /* alloc_objects, alloc_space, inuse_objects, inuse_space */
+	VALUES_THREADS,  /* threads created */
 };
 
 /* Labels a sample carries. */
@@ -31,12 +48,15 @@ enum kind_policy {
 struct kind {
 	const char *name;
 	const char *help;
+	capture_fn *capture;        /* where its data comes from */
 	enum kind_policy policy;
+	enum kind_duration duration;
+	enum kind_values values;
 	unsigned labels;            /* LABEL_* */
 	unsigned formats;           /* FORMAT_* it can be written in */
-	int timed;                  /* takes -d and -F */
-	const char *sample[2][2];   /* up to two (type, unit) pairs */
+	const char *sample[4][2];   /* up to four (type, unit) pairs */
 	const char *period_type[2];
+	const char *default_type;   /* default_sample_type, or NULL for the last */
 };
 
 /* The kind called name, or NULL. */
@@ -45,7 +65,7 @@ const struct kind *kind_find(const char *name);
 /* All kinds; *n set to their number. */
 const struct kind *kind_all(unsigned *n);
 
-/* Declare k's sample and period types in prof; period_ns for timed kinds. 0 or -1. */
+/* Declare k's sample types, period type (with period) and default type in prof. 0 or -1. */
 int kind_setup(const struct kind *k, struct profile *prof, int64_t period);
 
 #endif

@@ -37,19 +37,21 @@ static int write_pprof(const struct profile *p, const struct write_ctx *c, struc
 
 static int write_text(const struct profile *p, const struct write_ctx *c, struct buf *b)
 {
+	if (c->kind->values == VALUES_HEAP)
+		return text_write_heap(p, profile_period(p), b);
 	return text_write_count(p, c->kind->name, b);
 }
 
 static int write_dump(const struct profile *p, const struct write_ctx *c, struct buf *b)
 {
 	char title[256], when[64];
-	time_t sec = (time_t)(c->rep->sm.start_real_ns / 1000000000u);
+	time_t sec = (time_t)(c->rep->start_real_ns / 1000000000u);
 	struct tm tm;
 
 	gmtime_r(&sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	snprintf(title, sizeof(title), "Threads of %d (%s) at %s: %llu threads", (int)c->t->pid,
-		 c->t->comm, when, (unsigned long long)c->rep->sm.samples);
+		 c->t->comm, when, (unsigned long long)c->rep->samples);
 	return text_write_dump(p, title, b);
 }
 
@@ -78,12 +80,20 @@ static void print_stats(const struct capture_report *r)
 {
 	const struct sampler *sm = &r->sm;
 
+	if (!r->ptrace) {
+		fprintf(stderr,
+			"cprof-attach: stats: %llu stacks read from libcprof.so's segment, %llu left "
+			"out as torn, %llu samples the shim dropped (table full); own CPU %.3fs\n",
+			(unsigned long long)r->samples, (unsigned long long)r->seg_torn,
+			(unsigned long long)r->seg_dropped, r->cpu_self_s);
+		return;
+	}
 	fprintf(stderr,
 		"cprof-attach: stats: %llu samples (%llu lost to a full queue, %llu ticks of %llu "
 		"late), %llu threads seen, %llu sampled\n",
 		(unsigned long long)sm->samples, (unsigned long long)sm->lost,
 		(unsigned long long)sm->ticks_missed, (unsigned long long)sm->ticks,
-		(unsigned long long)sm->stats.threads_seen, (unsigned long long)r->threads_sampled);
+		(unsigned long long)sm->stats.threads_seen, (unsigned long long)r->threads);
 	fprintf(stderr,
 		"cprof-attach: stats: pause per stopped sample p50 %.1fus p99 %.1fus max %.1fus "
 		"(%llu stops, %llu timed out); %llu sleeping threads read without a stop\n",
@@ -135,15 +145,16 @@ int main(int argc, char **argv)
 	}
 	if (outfile_open(&out, path) < 0)
 		return EXIT_OUTPUT;
-	if (capture_run(&o, &t, &prof, &rep) < 0) {
+	code = o.kind->capture(&o, &t, &prof, &rep);
+	if (code != EXIT_OK) {
 		outfile_abort(&out);
-		return EXIT_ATTACH;
+		return code;
 	}
 	if (o.stats)
 		print_stats(&rep);
-	if (rep.sm.samples == 0 && (rep.sm.gone || rep.sm.execed)) {
+	if (rep.samples == 0 && (rep.gone || rep.execed)) {
 		error("%d (%s) %s before anything was captured; no profile written", (int)t.pid,
-		      t.comm, rep.sm.gone ? "exited" : "executed a new program");
+		      t.comm, rep.gone ? "exited" : "executed a new program");
 		outfile_abort(&out);
 		profile_free(prof);
 		return EXIT_GONE;
@@ -163,18 +174,23 @@ int main(int argc, char **argv)
 		code = EXIT_OUTPUT;
 		goto out;
 	}
-	if (rep.sm.gone || rep.sm.execed) {
+	if (rep.gone || rep.execed) {
 		warning("%d (%s) %s during the capture; the profile holds what was collected",
-			(int)t.pid, t.comm, rep.sm.gone ? "exited" : "executed a new program");
+			(int)t.pid, t.comm, rep.gone ? "exited" : "executed a new program");
 		code = EXIT_PARTIAL;
 	}
 	if (!o.quiet) {
-		if (rep.sm.stop_signal)
-			note("stopped early by %s", strsignal(rep.sm.stop_signal));
-		note("wrote %s: %llu samples from %llu threads over %.2fs",
-		     o.output && !strcmp(o.output, "-") ? "the profile to standard output" : path,
-		     (unsigned long long)rep.sm.samples, (unsigned long long)rep.threads_sampled,
-		     (double)(rep.sm.end_mono_ns - rep.sm.start_mono_ns) / 1e9);
+		const char *where = o.output && !strcmp(o.output, "-") ? "the profile to standard output" : path;
+
+		if (rep.stop_signal)
+			note("stopped early by %s", strsignal(rep.stop_signal));
+		if (rep.ptrace)
+			note("wrote %s: %llu samples from %llu threads over %.2fs", where,
+			     (unsigned long long)rep.samples, (unsigned long long)rep.threads,
+			     (double)rep.duration_ns / 1e9);
+		else
+			note("wrote %s: %llu stacks%s", where, (unsigned long long)rep.samples,
+			     o.duration_given ? ", the change over the window" : "");
 	}
 out:
 	buf_release(&b);

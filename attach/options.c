@@ -160,7 +160,9 @@ static void usage(FILE *f)
 		fprintf(f, "\n");
 	}
 	fprintf(f,
-		"  -d, --duration DUR     how long to sample: 30s, 500ms, 2m, 1h, 1m30s (default 30s)\n"
+		"  -d, --duration DUR     how long to sample: 30s, 500ms, 2m, 1h, 1m30s (default 30s);\n"
+		"                         for heap, allocs, threadcreate: report the change over\n"
+		"                         DUR instead of the totals since the program started\n"
 		"  -F, --frequency HZ     samples per second per thread, %u..%u (default 100)\n"
 		"  -o, --output FILE      where to write the profile; - for standard output\n"
 		"                         (default: cprof-PID-TYPE-YYYYmmddTHHMMSSZ.pb.gz here,\n"
@@ -207,7 +209,7 @@ static const struct option longopts[] = {
 int options_parse(struct options *o, int argc, char **argv)
 {
 	uint64_t v;
-	int c, have_pid = 0, timing = 0;
+	int c, have_pid = 0, timing = 0, hz_given = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->duration_ns = 30ull * 1000000000ull;
@@ -236,7 +238,8 @@ int options_parse(struct options *o, int argc, char **argv)
 				return error("invalid duration \"%s\": expected a positive number "
 					     "with a unit, such as 30s, 500ms, 2m or 1h",
 					     optarg);
-			timing = 'd';
+			o->duration_given = 1;
+			timing = timing ? timing : 'd';
 			break;
 		case 'F':
 			if (parse_uint(optarg, OPT_MIN_HZ, OPT_MAX_HZ, 0, &v) < 0)
@@ -244,7 +247,7 @@ int options_parse(struct options *o, int argc, char **argv)
 					     "Hz from %u to %u",
 					     optarg, OPT_MIN_HZ, OPT_MAX_HZ);
 			o->hz = (unsigned)v;
-			timing = 'F';
+			hz_given = 1;
 			break;
 		case 'o':
 			if (!*optarg)
@@ -291,9 +294,12 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (!(o->kind->formats & o->format))
 		return error("format \"%s\" is not available for %s profiles (see --help)",
 			     format_name(o->format), o->kind->name);
-	if (timing && !o->kind->timed)
-		return error("option \"-%c\" does not apply to %s profiles, which are one "
-			     "snapshot",
-			     timing, o->kind->name);
+	if (timing && o->kind->duration == DURATION_NONE)
+		return error("option \"-d\" does not apply to %s profiles, which are one snapshot",
+			     o->kind->name);
+	if (hz_given && o->kind->policy != POLICY_CPU && o->kind->policy != POLICY_WALL)
+		return error("option \"-F\" does not apply to %s profiles, which are not sampled "
+			     "by time",
+			     o->kind->name);
 	return 0;
 }

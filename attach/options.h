@@ -33,6 +33,7 @@ struct kind;
 struct options {
 	pid_t pid;
 	uint64_t duration_ns;     /* default 30 s */
+	int duration_given;       /* -d was on the command line */
 	unsigned hz;              /* default 100 */
 	const char *output;       /* NULL: a name from pid, type and time */
 	const struct kind *kind;  /* default cpu */

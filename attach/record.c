@@ -262,3 +262,25 @@ int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t
 	}
 	return 0;
 }
+
+int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int truncated,
+		     const int64_t *values, const struct profile_label_in *labels, size_t nlabels)
+{
+	size_t i, k = 0;
+	uint64_t id;
+
+	if (n > r->max_depth)
+		n = r->max_depth;
+	for (i = 0; i < n; i++)
+		if ((id = recorder_location(r, pcs[i], 0)))
+			r->ids[k++] = id;
+	if (truncated && (id = recorder_marker(r, "[truncated]")))
+		r->ids[k++] = id;
+	r->stats.stacks++;
+	r->stats.frames += n;
+	if (profile_add_sample(r->prof, r->ids, k, values, labels, nlabels) < 0) {
+		r->stats.failed++;
+		return -1;
+	}
+	return 0;
+}

@@ -56,6 +56,14 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
 		    const struct profile_label_in *labels, size_t nlabels);
 
+/*
+ * Add a sample whose stack is already known: pcs[0..n) are call sites
+ * (return address - 1), innermost first; truncated adds the "[truncated]"
+ * root frame. 0 or -1.
+ */
+int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int truncated,
+		     const int64_t *values, const struct profile_label_in *labels, size_t nlabels);
+
 /* Add a sample whose only frame is a marker naming what happened. 0 or -1. */
 int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t *values,
 			   const struct profile_label_in *labels, size_t nlabels);

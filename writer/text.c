@@ -39,7 +39,8 @@ static int by_tid(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
-static struct order *sorted(const struct profile *p, const char *num_key,
+/* Samples in cmp order, keyed by the numeric label num_key, else by values[value]. */
+static struct order *sorted(const struct profile *p, const char *num_key, size_t value,
 			    int (*cmp)(const void *, const void *), size_t *n)
 {
 	const struct profile_sample *s = profile_samples(p, n);
@@ -51,7 +52,7 @@ static struct order *sorted(const struct profile *p, const char *num_key,
 	for (i = 0; i < *n; i++) {
 		o[i].p = p;
 		o[i].s = &s[i];
-		o[i].key = profile_nvalues(p) ? s[i].values[0] : 0;
+		o[i].key = value < profile_nvalues(p) ? s[i].values[value] : 0;
 		if (num_key) {
 			o[i].key = INT64_MAX;
 			for (j = 0; j < s[i].nlabels; j++)
@@ -142,46 +143,83 @@ static int put_function(struct buf *out, const struct profile *p,
 	return buf_printf(out, "%s", name);
 }
 
-int text_write_count(const struct profile *p, const char *name, struct buf *out)
+/* " 0xADDR..." then the "#" frame lines and a blank line, as Go prints a record. */
+static int put_record(struct buf *out, const struct profile *p, const struct profile_sample *s,
+		      int with_labels)
 {
 	const struct profile_location *loc;
+	size_t j, k;
+	int r = 0;
+
+	for (j = 0; j < s->nlocations && r == 0; j++) {
+		loc = profile_location(p, s->location_ids[j]);
+		r = buf_printf(out, " %#" PRIx64, loc->address + (j ? 1 : 0));
+	}
+	if (r == 0)
+		r = buf_printf(out, "\n");
+	if (r == 0 && with_labels)
+		r = put_labels(out, p, s);
+	for (j = 0; j < s->nlocations && r == 0; j++) {
+		loc = profile_location(p, s->location_ids[j]);
+		if (!loc->nlines)
+			r = buf_printf(out, "#\t%#" PRIx64 "\n", loc->address);
+		for (k = 0; k < loc->nlines && r == 0; k++) {
+			r = buf_printf(out, "#\t%#" PRIx64 "\t", loc->address);
+			if (r == 0)
+				r = put_function(out, p, loc, k);
+			if (r == 0)
+				r = buf_printf(out, "\n");
+		}
+	}
+	return r ? r : buf_printf(out, "\n");
+}
+
+int text_write_count(const struct profile *p, const char *name, struct buf *out)
+{
 	struct order *o;
 	int64_t total = 0;
-	size_t n, i, j, k;
+	size_t n, i;
 	int r;
 
-	o = sorted(p, NULL, by_count, &n);
+	o = sorted(p, NULL, 0, by_count, &n);
 	if (!o)
 		return -1;
 	for (i = 0; i < n; i++)
 		total += o[i].key;
 	r = buf_printf(out, "%s profile: total %" PRId64 "\n", name, total);
 	for (i = 0; i < n && r == 0; i++) {
-		const struct profile_sample *s = o[i].s;
-
 		r = buf_printf(out, "%" PRId64 " @", o[i].key);
-		for (j = 0; j < s->nlocations && r == 0; j++) {
-			loc = profile_location(p, s->location_ids[j]);
-			r = buf_printf(out, " %#" PRIx64, loc->address + (j ? 1 : 0));
-		}
 		if (r == 0)
-			r = buf_printf(out, "\n");
+			r = put_record(out, p, o[i].s, 1);
+	}
+	free(o);
+	return r;
+}
+
+int text_write_heap(const struct profile *p, int64_t rate, struct buf *out)
+{
+	int64_t t[4] = { 0, 0, 0, 0 };
+	struct order *o;
+	size_t n, i, k;
+	int r;
+
+	if (profile_nvalues(p) != 4)
+		return -1;
+	o = sorted(p, NULL, 3, by_count, &n); /* by inuse_space, as Go sorts */
+	if (!o)
+		return -1;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 4; k++)
+			t[k] += o[i].s->values[k];
+	r = buf_printf(out, "heap profile: %" PRId64 ": %" PRId64 " [%" PRId64 ": %" PRId64
+		       "] @ heap/%" PRId64 "\n", t[2], t[3], t[0], t[1], 2 * rate);
+	for (i = 0; i < n && r == 0; i++) {
+		const int64_t *v = o[i].s->values;
+
+		r = buf_printf(out, "%" PRId64 ": %" PRId64 " [%" PRId64 ": %" PRId64 "] @", v[2],
+			       v[3], v[0], v[1]);
 		if (r == 0)
-			r = put_labels(out, p, s);
-		for (j = 0; j < s->nlocations && r == 0; j++) {
-			loc = profile_location(p, s->location_ids[j]);
-			if (!loc->nlines)
-				r = buf_printf(out, "#\t%#" PRIx64 "\n", loc->address);
-			for (k = 0; k < loc->nlines && r == 0; k++) {
-				r = buf_printf(out, "#\t%#" PRIx64 "\t", loc->address);
-				if (r == 0)
-					r = put_function(out, p, loc, k);
-				if (r == 0)
-					r = buf_printf(out, "\n");
-			}
-		}
-		if (r == 0)
-			r = buf_printf(out, "\n");
+			r = put_record(out, p, o[i].s, 0);
 	}
 	free(o);
 	return r;
@@ -203,7 +241,7 @@ int text_write_dump(const struct profile *p, const char *title, struct buf *out)
 	size_t n, i, j, k, frame;
 	int r;
 
-	o = sorted(p, "tid", by_tid, &n);
+	o = sorted(p, "tid", 0, by_tid, &n);
 	if (!o)
 		return -1;
 	r = buf_printf(out, "%s\n", title);

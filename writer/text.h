@@ -28,6 +28,16 @@ struct profile;
 int text_write_count(const struct profile *p, const char *name, struct buf *out);
 
 /*
+ * Go's legacy heap text form: "heap profile: INUSE_OBJ: INUSE_BYTES
+ * [ALLOC_OBJ: ALLOC_BYTES] @ heap/2*RATE", then one record per sample,
+ * largest in-use bytes first, "I: IB [A: AB] @ ADDR..." and its "#" frame
+ * lines. The profile's values must be alloc_objects, alloc_space,
+ * inuse_objects, inuse_space — raw sample counts, which pprof scales
+ * itself when it reads this form. 0 or -1.
+ */
+int text_write_heap(const struct profile *p, int64_t rate, struct buf *out);
+
+/*
  * A thread dump: title, then one block per sample ordered by the "tid"
  * label: 'thread TID "NAME" STATE[ in SYSCALL]' and its frames
  * "#N  0xADDR function+0xOFF (object)". 0 or -1.

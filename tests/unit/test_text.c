@@ -174,6 +174,43 @@ static void test_dump(void **state)
 	buf_release(&out);
 }
 
+/* Go's legacy heap form: totals header with heap/2*rate, records by in-use bytes. */
+static void test_heap_form(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = profile_new();
+	struct profile_mapping_in m = { .start = 0x1000, .limit = 0x9000, .filename = "/bin/x",
+					.has_functions = 1 };
+	uint64_t mid, a[2], b[1];
+	int64_t v1[4] = { 10, 40960, 4, 16384 }, v2[4] = { 3, 3000000, 3, 3000000 };
+	struct buf out;
+
+	(void)f;
+	assert_int_equal(profile_add_sample_type(p, "alloc_objects", "count"), 0);
+	assert_int_equal(profile_add_sample_type(p, "alloc_space", "bytes"), 1);
+	assert_int_equal(profile_add_sample_type(p, "inuse_objects", "count"), 2);
+	assert_int_equal(profile_add_sample_type(p, "inuse_space", "bytes"), 3);
+	mid = profile_add_mapping(p, &m);
+	a[0] = loc(p, mid, 0x1100, "small", 0x10);
+	a[1] = loc(p, mid, 0x1200, "main", 0x20);
+	b[0] = loc(p, mid, 0x1300, "big", 0x30);
+	assert_int_equal(profile_add_sample(p, a, 2, v1, NULL, 0), 0);
+	assert_int_equal(profile_add_sample(p, b, 1, v2, NULL, 0), 0);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(text_write_heap(p, 524288, &out), 0);
+	assert_string_equal((char *)out.data,
+			    "heap profile: 7: 3016384 [13: 3040960] @ heap/1048576\n"
+			    "3: 3000000 [3: 3000000] @ 0x1300\n"
+			    "#\t0x1300\tbig+0x30\n"
+			    "\n"
+			    "4: 16384 [10: 40960] @ 0x1100 0x1201\n"
+			    "#\t0x1100\tsmall+0x10\n"
+			    "#\t0x1200\tmain+0x20\n"
+			    "\n");
+	buf_release(&out);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +218,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_count_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_count_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_form, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

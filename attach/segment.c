@@ -1,0 +1,136 @@
+/*
+ * segment.c — find the shim's segment in /proc/PID/maps and copy it out
+ * with process_vm_readv: the header first (validated), then all published
+ * buckets in one read, then a second look at any bucket whose sequence
+ * lock was odd or whose seq and seq_end disagree. Buckets are append-only
+ * and their counters change under a per-bucket lock, so one bulk read is
+ * consistent for nearly every bucket; the rare torn one costs one more
+ * small read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "attach/segment.h"
+#include "unwind/maps.h"
+
+int segment_read_process(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
+	pid_t pid = (pid_t)(intptr_t)ctx;
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+int segment_find(pid_t pid, uint64_t *addr, uint64_t *len)
+{
+	static const char name[] = "/memfd:" SEG_NAME;
+	struct maps m;
+	size_t i;
+	int found = 0;
+
+	maps_init(&m);
+	if (maps_read(&m, pid) < 0)
+		return -1;
+	for (i = 0; i < m.n; i++) {
+		const struct map_entry *e = &m.v[i];
+
+		if (strncmp(e->path, name, sizeof(name) - 1) != 0 || e->offset != 0)
+			continue;
+		/* The shim maps its segment once; a later one (after exec) wins. */
+		*addr = e->start;
+		*len = e->end - e->start;
+		found = 1;
+	}
+	maps_release(&m);
+	return found;
+}
+
+static int bucket_whole(const struct seg_bucket *b)
+{
+	return b->seq == b->seq_end && !(b->seq & 1);
+}
+
+static int bucket_valid(const struct seg_bucket *b, uint32_t max_frames)
+{
+	return (b->kind == SEG_KIND_ALLOC || b->kind == SEG_KIND_THREAD) &&
+	       b->nframes <= max_frames;
+}
+
+int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
+		 uint64_t len, char *why, size_t cap)
+{
+	struct seg_header *h = &c->h;
+	uint64_t count, boff, i, k;
+	int tries;
+
+	memset(c, 0, sizeof(*c));
+	if (len < sizeof(*h) || read(ctx, addr, h, sizeof(*h)) < 0) {
+		snprintf(why, cap, "the segment is too small or unreadable");
+		return -1;
+	}
+	if (memcmp(h->magic, SEG_MAGIC, 8) != 0) {
+		snprintf(why, cap, "the segment has no cprof header");
+		return -1;
+	}
+	if (h->version != SEG_VERSION) {
+		snprintf(why, cap,
+			 "its libcprof.so writes segment layout version %u, this cprof-attach reads "
+			 "version %u; use the cprof-attach that came with that libcprof.so",
+			 h->version, SEG_VERSION);
+		return -2;
+	}
+	if (h->header_size != sizeof(*h) || h->bucket_size != sizeof(struct seg_bucket) ||
+	    h->max_frames == 0 || h->max_frames > SEG_MAX_FRAMES || h->size > len ||
+	    h->bucket_off < sizeof(*h) || h->bucket_off > h->size ||
+	    h->bucket_cap > SEG_MAX_BUCKETS ||
+	    h->bucket_cap > (h->size - h->bucket_off) / sizeof(struct seg_bucket)) {
+		snprintf(why, cap, "the segment header is inconsistent");
+		return -1;
+	}
+	count = h->bucket_count;
+	if (count > h->bucket_cap)
+		count = h->bucket_cap; /* never trust a count past the table */
+	if (!count)
+		return 0;
+	c->b = malloc(count * sizeof(*c->b));
+	if (!c->b) {
+		snprintf(why, cap, "out of memory");
+		return -1;
+	}
+	boff = addr + h->bucket_off;
+	if (read(ctx, boff, c->b, count * sizeof(*c->b)) < 0) {
+		snprintf(why, cap, "the segment's buckets are unreadable");
+		segment_release(c);
+		return -1;
+	}
+	for (i = 0, k = 0; i < count; i++) {
+		struct seg_bucket *b = &c->b[k];
+
+		if (i != k)
+			*b = c->b[i];
+		for (tries = 0; !bucket_whole(b) && tries < SEGMENT_RETRIES; tries++)
+			if (read(ctx, boff + i * sizeof(*b), b, sizeof(*b)) < 0)
+				break;
+		if (!bucket_whole(b)) {
+			c->torn++;
+			continue;
+		}
+		if (!bucket_valid(b, h->max_frames)) {
+			c->invalid++;
+			continue;
+		}
+		k++;
+	}
+	c->n = k;
+	return 0;
+}
+
+void segment_release(struct seg_copy *c)
+{
+	free(c->b);
+	c->b = NULL;
+	c->n = 0;
+}

@@ -1,0 +1,58 @@
+#ifndef CPROF_ATTACH_SEGMENT_H
+#define CPROF_ATTACH_SEGMENT_H
+/*
+ * segment (reader) — a consistent copy of the shared-memory segment that
+ * libcprof.so keeps in a target (layout: shim/segment.h), read from
+ * outside while the target runs.
+ *
+ * Invariants:
+ *  - the segment is untrusted input: every size, offset and count in its
+ *    header is checked against the mapping it was found in and against the
+ *    layout this build knows; a segment of another layout version is
+ *    refused with a message naming both versions;
+ *  - a copy never holds a torn bucket: a bucket whose sequence lock shows
+ *    it was being updated is read again (a few times), else left out and
+ *    counted in torn;
+ *  - reading goes through a callback, so tests can hand in any bytes.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shim/segment.h"
+
+#define SEGMENT_RETRIES 8
+
+/* Read n bytes at addr into buf; 0, or -1 when unreadable. */
+typedef int segment_read_fn(void *ctx, uint64_t addr, void *buf, size_t n);
+
+struct seg_copy {
+	struct seg_header h;
+	struct seg_bucket *b;   /* whole buckets, in segment order */
+	size_t n;
+	size_t torn;            /* buckets left out: updated during every read */
+	size_t invalid;         /* buckets left out: malformed */
+};
+
+/*
+ * Copy the segment at [addr, addr + len) into c. Returns 0; -1 when the
+ * segment is unreadable or malformed (message in why, cap bytes), -2 when
+ * it is of another layout version (message in why).
+ */
+int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
+		 uint64_t len, char *why, size_t cap);
+
+/* Free a copy's buckets. */
+void segment_release(struct seg_copy *c);
+
+/*
+ * Find the segment of process pid in its memory map: [*addr, *addr+*len).
+ * Returns 1 when found, 0 when the process has none (the shim is not
+ * loaded), -1 when the map cannot be read (errno set).
+ */
+int segment_find(pid_t pid, uint64_t *addr, uint64_t *len);
+
+/* A segment_read_fn reading process (pid_t)(intptr_t)ctx with process_vm_readv. */
+int segment_read_process(void *ctx, uint64_t addr, void *buf, size_t n);
+
+#endif

@@ -1,0 +1,321 @@
+/*
+ * test_segment.c — the reader of libcprof.so's segment against segments
+ * built in memory: a good one, one of another version, corrupted headers
+ * (every size, offset and count), truncated ones, torn and malformed
+ * buckets, and a reader that fails. The segment is untrusted input: none
+ * of these may crash, and a bad bucket must never reach the copy.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attach/segment.h"
+
+#define BASE 0x7f0000000000ull
+#define NB 8
+
+struct mem {
+	unsigned char *data;
+	size_t len;
+	int torn_reads; /* reads of a single bucket that still see it torn */
+	int fail;       /* fail every read */
+};
+
+static int mem_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct mem *m = ctx;
+	struct seg_bucket *b;
+
+	if (m->fail || addr < BASE || addr - BASE > m->len || n > m->len - (addr - BASE))
+		return -1;
+	memcpy(buf, m->data + (addr - BASE), n);
+	/* A single-bucket re-read: the writer finishes after torn_reads tries. */
+	if (n == sizeof(struct seg_bucket)) {
+		b = (struct seg_bucket *)(m->data + (addr - BASE));
+		if (m->torn_reads > 0 && --m->torn_reads == 0) {
+			b->seq = b->seq_end = b->seq + 1;
+		}
+	}
+	return 0;
+}
+
+static struct mem *make(size_t nb)
+{
+	struct mem *m = calloc(1, sizeof(*m));
+	struct seg_header *h;
+	struct seg_bucket *b;
+	size_t i;
+
+	m->len = sizeof(*h) + NB * sizeof(*b);
+	m->data = calloc(1, m->len);
+	h = (struct seg_header *)m->data;
+	memcpy(h->magic, SEG_MAGIC, 8);
+	h->version = SEG_VERSION;
+	h->header_size = sizeof(*h);
+	h->size = m->len;
+	h->pid = 42;
+	h->max_frames = SEG_MAX_FRAMES;
+	h->bucket_size = sizeof(*b);
+	h->sample_rate = 65536;
+	h->bucket_off = sizeof(*h);
+	h->bucket_cap = NB;
+	h->bucket_count = nb;
+	for (i = 0; i < nb; i++) {
+		b = (struct seg_bucket *)(m->data + sizeof(*h)) + i;
+		b->seq = b->seq_end = 2 * i;
+		b->kind = i % 2 ? SEG_KIND_THREAD : SEG_KIND_ALLOC;
+		b->nframes = 3;
+		b->frames[0] = 0x1000 + i;
+		b->alloc_samples = i + 1;
+		b->alloc_objects = 10.0 * (i + 1);
+	}
+	return m;
+}
+
+static void drop(struct mem *m)
+{
+	free(m->data);
+	free(m);
+}
+
+static struct seg_header *hdr(struct mem *m)
+{
+	return (struct seg_header *)m->data;
+}
+
+static struct seg_bucket *bucket(struct mem *m, size_t i)
+{
+	return (struct seg_bucket *)(m->data + sizeof(struct seg_header)) + i;
+}
+
+static int copy(struct mem *m, struct seg_copy *c)
+{
+	char why[256];
+
+	return segment_copy(c, mem_read, m, BASE, m->len, why, sizeof(why));
+}
+
+static void test_good(void **state)
+{
+	struct mem *m = make(5);
+	struct seg_copy c;
+
+	(void)state;
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.n, 5);
+	assert_int_equal(c.torn, 0);
+	assert_int_equal(c.h.sample_rate, 65536);
+	assert_int_equal(c.b[4].frames[0], 0x1004);
+	assert_int_equal(c.b[3].kind, SEG_KIND_THREAD);
+	assert_true(c.b[2].alloc_objects == 30.0);
+	segment_release(&c);
+	drop(m);
+}
+
+static void test_empty(void **state)
+{
+	struct mem *m = make(0);
+	struct seg_copy c;
+
+	(void)state;
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.n, 0);
+	assert_null(c.b);
+	drop(m);
+}
+
+static void test_version(void **state)
+{
+	struct mem *m = make(2);
+	struct seg_copy c;
+	char why[256];
+
+	(void)state;
+	hdr(m)->version = SEG_VERSION + 1;
+	assert_int_equal(segment_copy(&c, mem_read, m, BASE, m->len, why, sizeof(why)), -2);
+	assert_non_null(strstr(why, "version"));
+	memcpy(hdr(m)->magic, "NOTCPROF", 8);
+	assert_int_equal(segment_copy(&c, mem_read, m, BASE, m->len, why, sizeof(why)), -1);
+	drop(m);
+}
+
+/* Every header field that sizes or places something, set to hostile values. */
+static void test_bad_headers(void **state)
+{
+	static const uint64_t evil[] = { 0, 1, 7, 4095, 1u << 20, UINT32_MAX, UINT64_MAX / 2,
+					 UINT64_MAX - 7, UINT64_MAX };
+	struct seg_copy c;
+	size_t f, i;
+
+	(void)state;
+	for (f = 0; f < 7; f++) {
+		for (i = 0; i < sizeof(evil) / sizeof(evil[0]); i++) {
+			struct mem *m = make(5);
+			struct seg_header *h = hdr(m);
+			int r;
+
+			switch (f) {
+			case 0: h->header_size = (uint32_t)evil[i]; break;
+			case 1: h->size = evil[i]; break;
+			case 2: h->max_frames = (uint32_t)evil[i]; break;
+			case 3: h->bucket_size = (uint32_t)evil[i]; break;
+			case 4: h->bucket_off = evil[i]; break;
+			case 5: h->bucket_cap = evil[i]; break;
+			case 6: h->bucket_count = evil[i]; break;
+			}
+			r = copy(m, &c);
+			if (r == 0) {
+				/* Accepted: then it must be within the real table. */
+				assert_true(c.n <= NB);
+				segment_release(&c);
+			}
+			drop(m);
+		}
+	}
+}
+
+static void test_count_past_cap(void **state)
+{
+	struct mem *m = make(NB);
+	struct seg_copy c;
+
+	(void)state;
+	hdr(m)->bucket_count = 1000000;
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.n, NB);
+	segment_release(&c);
+	drop(m);
+}
+
+static void test_truncated(void **state)
+{
+	struct mem *m = make(5);
+	struct seg_copy c;
+	char why[256];
+	size_t len;
+
+	(void)state;
+	/* The mapping shorter than the header says: refused, at every length. */
+	for (len = 0; len < m->len; len += 8)
+		assert_int_equal(segment_copy(&c, mem_read, m, BASE, len, why, sizeof(why)), -1);
+	drop(m);
+}
+
+static void test_torn_then_whole(void **state)
+{
+	struct mem *m = make(5);
+	struct seg_copy c;
+
+	(void)state;
+	bucket(m, 2)->seq = 5; /* odd: being updated */
+	bucket(m, 2)->seq_end = 4;
+	m->torn_reads = 3; /* the writer finishes during the third re-read */
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.n, 5);
+	assert_int_equal(c.torn, 0);
+	segment_release(&c);
+	drop(m);
+}
+
+static void test_torn_forever(void **state)
+{
+	struct mem *m = make(5);
+	struct seg_copy c;
+	size_t i;
+
+	(void)state;
+	bucket(m, 1)->seq = 7;
+	bucket(m, 1)->seq_end = 7;  /* odd: never whole */
+	bucket(m, 3)->seq = 8;
+	bucket(m, 3)->seq_end = 6;  /* ends disagree: never whole */
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(c.torn, 2);
+	for (i = 0; i < c.n; i++)
+		assert_true(c.b[i].frames[0] != 0x1001 && c.b[i].frames[0] != 0x1003);
+	segment_release(&c);
+	drop(m);
+}
+
+static void test_malformed_buckets(void **state)
+{
+	struct mem *m = make(5);
+	struct seg_copy c;
+
+	(void)state;
+	bucket(m, 0)->kind = 99;
+	bucket(m, 4)->nframes = SEG_MAX_FRAMES + 1;
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(c.invalid, 2);
+	segment_release(&c);
+	drop(m);
+}
+
+static void test_read_fails(void **state)
+{
+	struct mem *m = make(5);
+	struct seg_copy c;
+
+	(void)state;
+	m->fail = 1;
+	assert_int_equal(copy(m, &c), -1);
+	drop(m);
+}
+
+/* Random garbage in every byte of header and buckets: never a crash. */
+static void test_fuzz(void **state)
+{
+	struct seg_copy c;
+	uint64_t x = 88172645463325252ull;
+	int round;
+	size_t i;
+
+	(void)state;
+	for (round = 0; round < 2000; round++) {
+		struct mem *m = make(5);
+
+		for (i = 0; i < 16; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			m->data[(x >> 8) % m->len] ^= (unsigned char)x;
+		}
+		if (round % 3 == 0)
+			memcpy(hdr(m)->magic, SEG_MAGIC, 8);
+		if (round % 5 == 0)
+			hdr(m)->version = SEG_VERSION;
+		if (copy(m, &c) == 0) {
+			for (i = 0; i < c.n; i++) {
+				assert_true(c.b[i].nframes <= SEG_MAX_FRAMES);
+				assert_true(c.b[i].seq == c.b[i].seq_end && !(c.b[i].seq & 1));
+			}
+			segment_release(&c);
+		}
+		drop(m);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_bad_headers),
+		cmocka_unit_test(test_count_past_cap),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_torn_then_whole),
+		cmocka_unit_test(test_torn_forever),
+		cmocka_unit_test(test_malformed_buckets),
+		cmocka_unit_test(test_read_fails),
+		cmocka_unit_test(test_fuzz),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
