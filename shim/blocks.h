@@ -1,0 +1,50 @@
+#ifndef CPROF_SHIM_BLOCKS_H
+#define CPROF_SHIM_BLOCKS_H
+/*
+ * blocks — the table of live sampled blocks: address -> (size, bucket), so
+ * that free() can credit a sampled block's bucket. Only page-aligned
+ * addresses are ever stored (sampled blocks are allocated 4096-aligned),
+ * so free() asks this table only about page-aligned pointers.
+ *
+ * Invariants:
+ *  - the table lives in private anonymous memory (never the heap) with a
+ *    fixed number of slots; it holds at most half as many entries, and an
+ *    insert past that fails (the caller counts the sample as dropped);
+ *  - every operation but blocks_live() runs under one leaf lock
+ *    (shim/lock.h): no call outside this file while it is held;
+ *  - an address is present from the insert after its allocation until the
+ *    remove before its free, so a thread freeing p never races with
+ *    another insert or remove of p itself;
+ *  - no dependency on other shim files (unit-testable alone).
+ */
+#include <stdint.h>
+
+/* Maps a table of 2^log2_slots slots (24 bytes each, 10..26). 0 or -1. */
+int blocks_init(unsigned log2_slots);
+
+/* Unmaps the table; it is off afterwards (all lookups miss). */
+void blocks_fini(void);
+
+/* In a fork child: an empty table of the same size, lock reset. 0 or -1 (off). */
+int blocks_restart(void);
+
+/*
+ * Records p (page-aligned, non-NULL) as a sampled block of size bytes in
+ * bucket; an existing entry for p is replaced. 0, or -1 when full or off.
+ */
+int blocks_insert(uintptr_t p, uint64_t size, int32_t bucket);
+
+/* Removes p: 1 with *size and *bucket filled if it was present, else 0. */
+int blocks_remove(uintptr_t p, uint64_t *size, int32_t *bucket);
+
+/* 1 if p is present, else 0. */
+int blocks_contains(uintptr_t p);
+
+/* Entries present now (a relaxed read; exact when no thread races). */
+uint64_t blocks_live(void);
+
+/* Takes / releases the lock (around fork). */
+void blocks_lock(void);
+void blocks_unlock(void);
+
+#endif

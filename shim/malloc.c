@@ -1,0 +1,334 @@
+/*
+ * malloc.c — the interposed allocation functions. Each one is a short fast
+ * path (a compare-and-subtract on this thread's sampling counter in
+ * initial-exec TLS, then a tail call into glibc's __libc_* function through
+ * the GOT) and an out-of-line slow path taken about once per CPROF_SAMPLE_
+ * RATE bytes. A sampled block is allocated 4096-aligned with the real
+ * memalign and entered in the block table, so free() looks at the table
+ * only for page-aligned pointers (~1 in 256 small blocks, never glibc's
+ * mmap'd chunks, which sit at page + 16) and otherwise costs one test and
+ * a tail call. A sampled allocation costs an unwind (a few microseconds),
+ * a bucket lookup and a block-table insert, and up to a page of slack.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <x86intrin.h>
+
+#include "shim/blocks.h"
+#include "shim/segment.h"
+#include "shim/shim.h"
+#include "shim/stack.h"
+#include "shim/table.h"
+
+#define SHIM_COLD __attribute__((noinline, cold))
+#define SHIM_MAX_ALIGN ((size_t)1 << 30) /* larger alignments are never sampled */
+
+/* glibc marks a chunk obtained from mmap (always fresh, zero-filled) with this bit. */
+#define SHIM_CHUNK_MMAPPED 2u
+
+/* Non-NULL and 4096-aligned: the only pointers that may be sampled blocks. */
+static inline int shim_page_aligned(const void *p)
+{
+	return ((uintptr_t)p & (SHIM_PAGE - 1)) == 0 && p != NULL;
+}
+
+/* Gives this thread its PRNG seed: its TLS address, the TSC, a counter. */
+static void shim_seed(struct shim_thread *t)
+{
+	static uint64_t threads;
+	uint64_t n = __atomic_add_fetch(&threads, 1, __ATOMIC_RELAXED);
+
+	sample_seed(&t->rng, (uint64_t)(uintptr_t)t ^ __rdtsc() ^ (n * 0xD1B54A32D192ED03ull));
+	t->left = sample_interval(&t->rng, shim_rate);
+	t->seeded = 1;
+}
+
+/*
+ * Called when sample_take() said "sample": decides whether the allocation
+ * of size bytes is really sampled (1) or not (0, counter updated). Not
+ * sampled while the shim is busy (left stays due: the next allocation
+ * takes the sample), before init, when off, or on a thread's first call
+ * (which only draws its first interval and tests it).
+ */
+static int shim_due(struct shim_thread *t, uint64_t size)
+{
+	int st;
+
+	if (t->busy)
+		return 0;
+	st = __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE);
+	if (st != SHIM_READY || shim_rate == 0) {
+		if (st == SHIM_OFF || st == SHIM_READY)
+			t->left = UINT64_MAX; /* never again on this thread */
+		return 0;
+	}
+	if (!t->seeded) {
+		shim_seed(t);
+		if (!sample_take(&t->left, size))
+			return 0;
+	}
+	t->left = sample_interval(&t->rng, shim_rate);
+	return 1;
+}
+
+/* Enters the sampled block p of size bytes in its bucket and the block table. */
+static void shim_record(void *p, uint64_t size)
+{
+	uint64_t frames[SEG_MAX_FRAMES];
+	uint32_t flags, n;
+	int32_t b;
+
+	n = stack_capture(frames, SEG_MAX_FRAMES, &flags);
+	b = table_bucket(SEG_KIND_ALLOC, flags, frames, n);
+	if (b < 0)
+		return; /* table full or off: counted there */
+	if (blocks_insert((uintptr_t)p, size, b) != 0) {
+		table_count_dropped(); /* untracked: its free would go uncounted */
+		return;
+	}
+	table_add(b, 0, size, sample_weight(size, shim_rate));
+}
+
+/*
+ * A sampled allocation: size bytes aligned to max(align, 4096), zeroed if
+ * zero (unless glibc mmap'd it, which is zero already: a sampled 1 GiB
+ * calloc must not touch 1 GiB). align is a power of two.
+ */
+static SHIM_COLD void *shim_alloc_sampled(size_t size, size_t align, int zero)
+{
+	void *p;
+
+	shim_tls.busy++;
+	p = __libc_memalign(align < SHIM_PAGE ? SHIM_PAGE : align, size);
+	if (p != NULL) {
+		if (zero && !(((const size_t *)p)[-1] & SHIM_CHUNK_MMAPPED))
+			memset(p, 0, size);
+		shim_record(p, size);
+	}
+	shim_tls.busy--;
+	return p;
+}
+
+static SHIM_COLD void *shim_malloc_slow(size_t n)
+{
+	if (!shim_due(&shim_tls, n))
+		return __libc_malloc(n);
+	return shim_alloc_sampled(n, SHIM_PAGE, 0);
+}
+
+static inline void *shim_malloc(size_t n)
+{
+	if (!sample_take(&shim_tls.left, n))
+		return __libc_malloc(n);
+	return shim_malloc_slow(n);
+}
+
+/* A page-aligned free: credit the bucket if p is a sampled block. */
+static SHIM_COLD void shim_free_aligned(void *p)
+{
+	struct shim_thread *t = &shim_tls;
+	uint64_t size;
+	int32_t b;
+
+	if (!t->busy) {
+		t->busy++;
+		if (blocks_remove((uintptr_t)p, &size, &b))
+			table_add(b, 1, size, sample_weight(size, shim_rate));
+		t->busy--;
+	}
+	__libc_free(p);
+}
+
+static inline void shim_free(void *p)
+{
+	if (__builtin_expect(shim_page_aligned(p), 0)) {
+		shim_free_aligned(p);
+		return;
+	}
+	__libc_free(p);
+}
+
+/* Copies what the block p holds, up to n bytes, into q (p is not freed). */
+static void shim_copy(void *q, void *p, size_t n)
+{
+	size_t old = shim_real_usable(p);
+
+	memcpy(q, p, old < n ? old : n);
+}
+
+static SHIM_COLD void *shim_realloc_slow(void *p, size_t n)
+{
+	struct shim_thread *t = &shim_tls;
+	void *q;
+
+	if (p == NULL)
+		return shim_malloc(n);
+	if (shim_page_aligned(p) && !t->busy && blocks_contains((uintptr_t)p)) {
+		/* A sampled block never goes to the real realloc: its free must be counted. */
+		if (n == 0) {
+			shim_free(p); /* what glibc's realloc(p, 0) does */
+			return NULL;
+		}
+		q = shim_malloc(n);
+		if (q == NULL)
+			return NULL; /* p stays valid, as realloc promises */
+		shim_copy(q, p, n);
+		shim_free(p);
+		return q;
+	}
+	if (n == 0 || !sample_take(&t->left, n) || !shim_due(t, n))
+		return __libc_realloc(p, n);
+	/* An unsampled block whose new size is due: the new block is sampled. */
+	q = shim_alloc_sampled(n, SHIM_PAGE, 0);
+	if (q == NULL)
+		return NULL;
+	shim_copy(q, p, n);
+	__libc_free(p);
+	return q;
+}
+
+static inline void *shim_realloc(void *p, size_t n)
+{
+	struct shim_thread *t = &shim_tls;
+
+	if (__builtin_expect(((uintptr_t)p & (SHIM_PAGE - 1)) != 0 && n < t->left, 1)) {
+		t->left -= n;
+		return __libc_realloc(p, n);
+	}
+	return shim_realloc_slow(p, n);
+}
+
+static SHIM_COLD void *shim_calloc_slow(size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total) || !shim_due(&shim_tls, total))
+		return __libc_calloc(n, size); /* on overflow: NULL and ENOMEM */
+	return shim_alloc_sampled(total, SHIM_PAGE, 1);
+}
+
+static SHIM_COLD void *shim_memalign_slow(size_t align, size_t n)
+{
+	size_t a = SHIM_PAGE;
+
+	if (align > SHIM_MAX_ALIGN || !shim_due(&shim_tls, n))
+		return __libc_memalign(align, n);
+	while (a < align) /* glibc rounds a non-power of two up, too */
+		a *= 2;
+	return shim_alloc_sampled(n, a, 0);
+}
+
+static inline void *shim_memalign(size_t align, size_t n)
+{
+	if (!sample_take(&shim_tls.left, n))
+		return __libc_memalign(align, n);
+	return shim_memalign_slow(align, n);
+}
+
+SHIM_EXPORT void *malloc(size_t n)
+{
+	return shim_malloc(n);
+}
+
+SHIM_EXPORT void free(void *p)
+{
+	shim_free(p);
+}
+
+SHIM_EXPORT void *calloc(size_t n, size_t size)
+{
+	struct shim_thread *t = &shim_tls;
+	size_t total;
+
+	if (__builtin_expect(!__builtin_mul_overflow(n, size, &total) && total < t->left, 1)) {
+		t->left -= total;
+		return __libc_calloc(n, size);
+	}
+	return shim_calloc_slow(n, size);
+}
+
+SHIM_EXPORT void *realloc(void *p, size_t n)
+{
+	return shim_realloc(p, n);
+}
+
+SHIM_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return shim_realloc(p, total);
+}
+
+SHIM_EXPORT void *memalign(size_t align, size_t n)
+{
+	return shim_memalign(align, n);
+}
+
+/* glibc 2.36's aligned_alloc is memalign under another name (same address). */
+SHIM_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	return shim_memalign(align, n);
+}
+
+/* glibc's checks, then memalign: posix_memalign has no __libc_ entry point. */
+SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	void *p;
+
+	if (align == 0 || align % sizeof(void *) != 0 ||
+	    ((align / sizeof(void *)) & (align / sizeof(void *) - 1)) != 0)
+		return EINVAL;
+	p = shim_memalign(align, n);
+	if (p == NULL)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+SHIM_EXPORT void *valloc(size_t n)
+{
+	if (!sample_take(&shim_tls.left, n))
+		return __libc_valloc(n);
+	return shim_memalign_slow(SHIM_PAGE, n);
+}
+
+SHIM_EXPORT void *pvalloc(size_t n)
+{
+	size_t rounded;
+
+	if (__builtin_add_overflow(n, SHIM_PAGE - 1, &rounded))
+		return __libc_pvalloc(n); /* NULL and ENOMEM */
+	rounded &= ~(size_t)(SHIM_PAGE - 1);
+	if (!sample_take(&shim_tls.left, rounded))
+		return __libc_pvalloc(n);
+	return shim_memalign_slow(SHIM_PAGE, rounded);
+}
+
+/* Every pointer the shim hands out is a glibc block (sampled ones via memalign). */
+SHIM_EXPORT size_t malloc_usable_size(void *p)
+{
+	return shim_real_usable(p);
+}
+
+/* C23 (glibc 2.39+); harmless to define on older glibc, which does not call them. */
+void free_sized(void *p, size_t size);
+void free_aligned_sized(void *p, size_t align, size_t size);
+
+SHIM_EXPORT void free_sized(void *p, size_t size)
+{
+	(void)size;
+	shim_free(p);
+}
+
+SHIM_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
+{
+	(void)align;
+	(void)size;
+	shim_free(p);
+}

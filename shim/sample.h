@@ -1,0 +1,76 @@
+#ifndef CPROF_SHIM_SAMPLE_H
+#define CPROF_SHIM_SAMPLE_H
+/*
+ * sample — the pure arithmetic of allocation sampling: a per-thread PRNG,
+ * exponentially distributed byte intervals between samples (a Poisson
+ * process over allocated bytes), the unbiasing weight of a sampled
+ * allocation, and the parsing of the numeric environment variables.
+ *
+ * Invariants:
+ *  - nothing here allocates, locks, touches errno-visible state or calls
+ *    anything but libm's log() and expm1(); it is safe inside malloc;
+ *  - the sampling counter ("left") is the number of bytes that may still be
+ *    allocated before the next sample point: an allocation of size s is
+ *    sampled iff s >= left (sample_take). After a sample the interval is
+ *    drawn afresh, so each allocation of size s is sampled independently
+ *    with probability 1 - exp(-s / rate) (memorylessness of the
+ *    exponential), and sample_weight(s, rate) is exactly 1 / that;
+ *  - rate 0 means "never sample" (interval UINT64_MAX), rate 1 means
+ *    "sample every allocation" (interval 0, weight 1), also size 0.
+ */
+#include <stdint.h>
+
+#define SAMPLE_DEFAULT_RATE 524288u
+
+/* splitmix64 state: one per thread, 8 bytes, no locks. */
+struct sample_rng {
+	uint64_t s;
+};
+
+/* Seeds r; any seed, including 0, gives a full-period sequence. */
+void sample_seed(struct sample_rng *r, uint64_t seed);
+
+/* The next 64 uniformly distributed bits (splitmix64: ~1 ns). */
+static inline uint64_t sample_next_u64(struct sample_rng *r)
+{
+	uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * Bytes until the next sample point: floor(X) + 1 with X ~ Exp(mean rate),
+ * capped at 2^62; UINT64_MAX for rate 0 and 0 for rate 1. Costs one log().
+ */
+uint64_t sample_interval(struct sample_rng *r, uint64_t rate);
+
+/*
+ * The fast-path test shared by the shim and the tests: 0 and *left reduced
+ * by size when an allocation of size bytes is not sampled; 1 (and *left
+ * untouched) when it is, after which the caller must draw a new interval.
+ */
+static inline int sample_take(uint64_t *left, uint64_t size)
+{
+	if (__builtin_expect(size < *left, 1)) {
+		*left -= size;
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * The inverse probability that an allocation of size bytes is sampled at
+ * the given rate: 1 / (1 - exp(-size / rate)), via expm1 so that small
+ * sizes keep their precision; 1 for rate <= 1 and for size 0.
+ */
+double sample_weight(uint64_t size, uint64_t rate);
+
+/*
+ * Parses a decimal unsigned integer (surrounding blanks allowed): dflt when
+ * s is NULL, empty, not a number or out of [0, max]. No locale, no errno.
+ */
+uint64_t sample_parse_u64(const char *s, uint64_t dflt, uint64_t max);
+
+#endif

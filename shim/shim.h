@@ -1,0 +1,72 @@
+#ifndef CPROF_SHIM_SHIM_H
+#define CPROF_SHIM_SHIM_H
+/*
+ * shim — what the interposition files (malloc.c, thread.c, init.c) share:
+ * the per-thread sampling state, the shim's life-cycle state, and the real
+ * allocator.
+ *
+ * Invariants:
+ *  - shim_tls is initial-exec TLS (static TLS block, one %fs-relative
+ *    access, no __tls_get_addr, never allocates); a new thread's copy is
+ *    all zero, so its first allocation takes the slow path, which seeds it;
+ *  - shim_tls.busy > 0 while the shim itself works (unwinding, table
+ *    updates, dlsym, fork handlers): an allocation then goes straight to
+ *    the real allocator unsampled and a free skips the block table, so
+ *    nothing re-enters the shim;
+ *  - shim_state goes INIT -> STARTING -> READY or OFF once (in the
+ *    constructor), and READY -> OFF only in a fork child whose new segment
+ *    failed. Outside READY nothing is sampled or recorded and the shim is a
+ *    pass-through;
+ *  - the real allocator is glibc's __libc_* entry points, bound at load
+ *    time (GOT, no PLT stub, no dlsym), so it is usable from the very first
+ *    allocation, before any constructor has run.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shim/sample.h"
+
+#define SHIM_EXPORT __attribute__((visibility("default")))
+#define SHIM_HIDDEN __attribute__((visibility("hidden")))
+#define SHIM_PAGE 4096u /* sampled blocks are aligned to this; x86-64 page */
+
+enum { SHIM_INIT = 0, SHIM_READY = 1, SHIM_OFF = 2, SHIM_STARTING = 3 };
+
+struct shim_thread {
+	uint64_t left;          /* bytes until the next sample point (sample.h) */
+	struct sample_rng rng;  /* this thread's PRNG */
+	uint32_t busy;          /* recursion guard: > 0 while the shim works */
+	uint32_t seeded;        /* rng seeded and left drawn */
+};
+
+extern __thread struct shim_thread shim_tls
+	__attribute__((tls_model("initial-exec"))) SHIM_HIDDEN;
+extern int shim_state SHIM_HIDDEN;       /* SHIM_*; read with acquire */
+extern uint64_t shim_rate SHIM_HIDDEN;   /* CPROF_SAMPLE_RATE, fixed after init */
+
+/* glibc's allocator under its internal names: exported, unversioned-stable since 2.2.5. */
+void *__libc_malloc(size_t n) __attribute__((noplt));
+void __libc_free(void *p) __attribute__((noplt));
+void *__libc_calloc(size_t n, size_t size) __attribute__((noplt));
+void *__libc_realloc(void *p, size_t n) __attribute__((noplt));
+void *__libc_memalign(size_t align, size_t n) __attribute__((noplt));
+void *__libc_valloc(size_t n) __attribute__((noplt));
+void *__libc_pvalloc(size_t n) __attribute__((noplt));
+
+/*
+ * glibc's malloc_usable_size (it has no __libc_ name): resolved with
+ * dlsym(RTLD_NEXT) in the constructor, or on first use if that comes
+ * earlier. Returns 0 for NULL.
+ */
+size_t shim_real_usable(void *p) SHIM_HIDDEN;
+
+/* Runs the constructor's work now if it has not run yet (idempotent). */
+void shim_init(void) SHIM_HIDDEN;
+
+/* The real pthread_create, resolved like shim_real_usable; NULL if not found. */
+typedef int (*shim_pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+				      void *);
+shim_pthread_create_fn shim_real_pthread_create(void) SHIM_HIDDEN;
+
+#endif

@@ -1,0 +1,75 @@
+#ifndef CPROF_SHIM_TABLE_H
+#define CPROF_SHIM_TABLE_H
+/*
+ * table — the shared-memory segment of shim/segment.h and its buckets: one
+ * bucket per (kind, flags, stack), found through a private open-addressing
+ * index, created on first use and never removed.
+ *
+ * Invariants:
+ *  - the segment is a memfd mapped MAP_SHARED whose fd is closed at once;
+ *    its header is complete before the magic is written, and the magic is
+ *    written last (release), so a reader that sees the magic sees the
+ *    whole header;
+ *  - buckets are appended under one leaf lock (shim/lock.h) and published
+ *    in this order: bucket contents, header.bucket_count (release), the
+ *    index slot (release). Lookups read the index without a lock;
+ *  - counters change under the bucket's own sequence lock, whose even-to-
+ *    odd transition of seq is also the writers' mutual exclusion. The
+ *    writer also stores the odd value into seq_end before touching the
+ *    counters (see table.c for why the reader's check needs it);
+ *  - every table has a hard cap (CPROF_MAX_BUCKETS, at most
+ *    SEG_MAX_BUCKETS); past it a sample is counted in header.dropped;
+ *  - nothing here allocates from the heap or calls the allocator, so it is
+ *    safe inside malloc; the module has no dependency on other shim files.
+ */
+#include <stdint.h>
+
+#include "shim/segment.h"
+
+/*
+ * Creates the segment for max_buckets buckets (clamped to
+ * [1, SEG_MAX_BUCKETS]) and sampling rate rate, and the private index.
+ * 0 on success; -1 (errno set) leaves the table off: every other function
+ * then does nothing and table_bucket() returns -1.
+ */
+int table_init(uint64_t rate, uint32_t max_buckets);
+
+/* Unmaps the segment and index; the table is off afterwards. */
+void table_fini(void);
+
+/*
+ * In a fork child: makes a fresh segment (own memfd, this pid, zero
+ * counters) with the parent's parameters and unmaps the inherited one,
+ * which belongs to the parent. Resets the lock. 0, or -1 with the table
+ * off.
+ */
+int table_restart(void);
+
+/*
+ * The index of the bucket for (kind, flags, frames[0..n)), created if new;
+ * -1 when the table is off or full (full counts header.dropped). n is at
+ * most SEG_MAX_FRAMES. Lock-free when the bucket exists.
+ */
+int32_t table_bucket(uint32_t kind, uint32_t flags, const uint64_t *frames, uint32_t n);
+
+/*
+ * Adds one sampled allocation (or, with is_free, one free) of size bytes
+ * and weight w to bucket b: raw samples += 1, sampled bytes += size,
+ * objects += w, bytes += size * w, under the bucket's sequence lock.
+ */
+void table_add(int32_t b, int is_free, uint64_t size, double w);
+
+/* header.dropped += 1 (a sample lost elsewhere, e.g. a full block table). */
+void table_count_dropped(void);
+
+/* header.threads_created += 1. */
+void table_count_thread(void);
+
+/* The segment, or NULL when the table is off (for tests and the shim). */
+const struct seg_header *table_segment(void);
+
+/* Takes / releases the append lock (around fork, so no child inherits it held). */
+void table_lock(void);
+void table_unlock(void);
+
+#endif
