@@ -40,8 +40,12 @@ static const char *state_name(char c)
 	}
 }
 
-static void record_snapshot(struct recorder *rec, unsigned labels, struct snapshot *snap)
+static void record_snapshot(struct recorder *rec, struct stack_hints *hints, unsigned labels,
+			    struct snapshot *snap)
 {
+	size_t used;
+	int overran;
+
 	struct profile_label_in l[4];
 	int64_t v[2] = { 1, snap->weight };
 	const char *sc = NULL;
@@ -84,6 +88,8 @@ static void record_snapshot(struct recorder *rec, unsigned labels, struct snapsh
 		return;
 	}
 	recorder_add(rec, (uint64_t)snap->tid, &snap->img, v, l, nl);
+	used = recorder_stack_used(rec, &overran);
+	hints_note(hints, snap->tid, used, overran);
 }
 
 /* Count distinct tids in a small sorted set. */
@@ -128,6 +134,7 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	int code = EXIT_INTERNAL;
 	sigset_t set;
 	pid_t *seen = NULL;
+	struct stack_hints *hints = NULL;
 	int64_t period;
 	unsigned labels = o->kind->labels;
 	int qinit = 0;
@@ -140,7 +147,10 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	period = (int64_t)(1000000000ull / o->hz);
 	prof = profile_new();
 	seen = calloc(SEEN_MAX, sizeof(*seen));
-	if (!prof || !seen || kind_setup(o->kind, prof, o->kind->policy == POLICY_ONCE ? 1 : period) < 0) {
+	hints = malloc(sizeof(*hints));
+	if (hints)
+		hints_init(hints, o->stack_cap);
+	if (!prof || !seen || !hints || kind_setup(o->kind, prof, o->kind->policy == POLICY_ONCE ? 1 : period) < 0) {
 		error("out of memory");
 		goto err;
 	}
@@ -165,6 +175,7 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	rep->sm.period_ns = (uint64_t)period;
 	rep->sm.duration_ns = o->duration_ns;
 	rep->sm.stack_cap = o->stack_cap;
+	rep->sm.hints = hints;
 	rep->sm.quiet = o->quiet;
 	rep->sm.queue = &q;
 
@@ -189,7 +200,7 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	while ((snap = queue_pop(&q))) {
 		seen_add(seen, &rep->threads, snap->tid);
-		record_snapshot(rec, labels, snap);
+		record_snapshot(rec, hints, labels, snap);
 		snapshot_free(snap);
 	}
 	pthread_join(tracer, NULL);
@@ -211,6 +222,7 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	recorder_free(rec);
 	queue_release(&q);
 	free(seen);
+	free(hints);
 	*out = prof;
 	return EXIT_OK;
 err:
@@ -219,5 +231,6 @@ err:
 		queue_release(&q);
 	profile_free(prof);
 	free(seen);
+	free(hints);
 	return code;
 }

@@ -284,3 +284,8 @@ int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int trun
 	}
 	return 0;
 }
+
+size_t recorder_stack_used(const struct recorder *r, int *overran)
+{
+	return unwinder_stack_used(r->unw, overran);
+}

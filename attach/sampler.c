@@ -137,6 +137,7 @@ void *sampler_main(void *arg)
 		goto out;
 	}
 	s.want_state = !!(sm->kind->labels & LABEL_STATE);
+	s.hints = sm->hints;
 	sm->start_real_ns = clock_real_ns();
 	sm->start_mono_ns = clock_mono_ns();
 	if (session_seize(&s) < 0) {

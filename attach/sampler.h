@@ -33,6 +33,7 @@ struct sampler {
 	uint64_t period_ns;
 	uint64_t duration_ns;
 	size_t stack_cap;
+	struct stack_hints *hints;
 	int quiet;
 	struct queue *queue;
 

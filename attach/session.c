@@ -350,6 +350,13 @@ static struct snapshot *snapshot_new(struct session *s, struct thread *t, int ho
 	return snap;
 }
 
+static size_t copy_size(struct session *s, pid_t tid)
+{
+	size_t n = s->hints ? hints_get(s->hints, tid) : s->stack_cap;
+
+	return n < s->stack_cap ? n : s->stack_cap;
+}
+
 /* Copy a thread that is in a ptrace stop of kind k. 0 or -1. */
 static int copy_stopped(struct session *s, struct thread *t, enum stop_kind k,
 			struct snapshot *snap)
@@ -367,7 +374,7 @@ static int copy_stopped(struct session *s, struct thread *t, enum stop_kind k,
 	}
 	regs_from_user(&snap->img.regs, &ur);
 	snap->img.stack_addr = ur.rsp;
-	snap->img.stack_len = copy_stack(s->pid, ur.rsp, snap->stack, s->stack_cap);
+	snap->img.stack_len = copy_stack(s->pid, ur.rsp, snap->stack, copy_size(s, t->tid));
 	return 0;
 }
 
@@ -379,7 +386,7 @@ static void copy_blocked(struct session *s, struct snapshot *snap, uint64_t sp, 
 	snap->img.regs.r[DWARF_RIP] = pc;
 	snap->img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
 	snap->img.stack_addr = sp;
-	snap->img.stack_len = copy_stack(s->pid, sp, snap->stack, s->stack_cap);
+	snap->img.stack_len = copy_stack(s->pid, sp, snap->stack, copy_size(s, snap->tid));
 	s->stats.blocked_reads++;
 }
 

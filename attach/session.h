@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attach/hints.h"
 #include "attach/snapshot.h"
 #include "attach/threads.h"
 
@@ -52,6 +53,7 @@ struct session {
 	struct threads threads;
 	int sigfd;                /* signalfd: SIGCHLD, SIGINT, SIGTERM, SIGHUP */
 	size_t stack_cap;
+	struct stack_hints *hints; /* per-thread copy sizes, or NULL: always stack_cap */
 	int gone;                 /* every thread has exited */
 	int execed;               /* the target replaced its program */
 	int stop_signal;          /* SIGINT/SIGTERM/SIGHUP received, or 0 */

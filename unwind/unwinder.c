@@ -22,10 +22,15 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 					      unw_dyn_info_t *di, unw_proc_info_t *pi,
 					      int need_unwind_info, void *arg);
 
+/* How far above sp a read is taken for a stack read past the copy. */
+#define STACK_REACH (1u << 20)
+
 struct unwinder {
 	struct space *space;
 	unw_addr_space_t as;
 	const struct thread_image *img; /* the thread being unwound */
+	size_t used;                    /* bytes of the copy the last walk read */
+	int overran;                    /* it wanted stack bytes past the copy */
 };
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
@@ -80,10 +85,14 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 	if (addr >= t->stack_addr && addr - t->stack_addr <= t->stack_len &&
 	    t->stack_len - (addr - t->stack_addr) >= sizeof(*val)) {
 		memcpy(val, t->stack + (addr - t->stack_addr), sizeof(*val));
+		if (addr - t->stack_addr + sizeof(*val) > u->used)
+			u->used = addr - t->stack_addr + sizeof(*val);
 		return 0;
 	}
 	if (space_read(u->space, addr, val, sizeof(*val)) == 0)
 		return 0;
+	if (addr >= t->stack_addr && addr - t->stack_addr < STACK_REACH)
+		u->overran = 1;
 	return -UNW_EINVAL;
 }
 
@@ -194,6 +203,8 @@ size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint6
 	int r, exact = 1;
 
 	*flags = 0;
+	u->used = 0;
+	u->overran = 0;
 	if (max == 0 || !(img->regs.valid & (1u << DWARF_RIP)))
 		return 0;
 	if (sig)
@@ -236,4 +247,10 @@ size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint6
 out:
 	u->img = NULL;
 	return n;
+}
+
+size_t unwinder_stack_used(const struct unwinder *u, int *overran)
+{
+	*overran = u->overran;
+	return u->used;
 }

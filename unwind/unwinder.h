@@ -61,4 +61,11 @@ void unwinder_free(struct unwinder *u);
 size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
 		       uint8_t *sig, size_t max, unsigned *flags);
 
+/*
+ * How many bytes of the copied stack (from its start) the last walk read,
+ * and in *overran whether it wanted bytes just past the copy — the copy
+ * was too short. The tracer uses this to copy no more than a thread needs.
+ */
+size_t unwinder_stack_used(const struct unwinder *u, int *overran);
+
 #endif
