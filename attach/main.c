@@ -102,9 +102,11 @@ static void print_stats(const struct capture_report *r)
 		(unsigned long long)sm->stats.blocked_reads);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu signals passed on, %llu EINTRs turned into restarts, "
-		"%.1fms CPU not attributed\n",
+		"%.1fms CPU not attributed, %llu thread CPU clocks read, %llu idle threads "
+		"found unchanged\n",
 		(unsigned long long)sm->stats.signals_passed, (unsigned long long)sm->stats.eintr_fixed,
-		sm->cpu_unattributed_ns / 1e6);
+		sm->cpu_unattributed_ns / 1e6, (unsigned long long)sm->threads_read,
+		(unsigned long long)sm->stats.repeats);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
 		"partial; own CPU %.3fs over %.3fs\n",

@@ -7,6 +7,7 @@
  * answered within microseconds, not at the next tick.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,11 @@
 #include "common/proc.h"
 
 #define RESCAN_NS 1000000000ull
+#define HOT_TICKS 8              /* a thread idle this many ticks turns cold */
+#define COLD_SCAN_NS 5000000ull  /* unexplained CPU per running thread that makes the cold read */
+#define FULL_SCAN_TICKS 100      /* read every thread at least this often */
+#define PROC_CLOCK_MANY 64       /* above this many threads... */
+#define PROC_CLOCK_TICKS 10      /* ...read the process clock every this many ticks */
 
 static void sampler_push(void *ctx, struct snapshot *snap)
 {
@@ -39,28 +45,115 @@ static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
 	sampler_push(ctx, snap);
 }
 
-/* CPU: only threads whose CPU clock moved, weighted by how far. */
-static void tick_cpu(struct sampler *sm, struct session *s, pid_t *tids, uint32_t n)
+/* The whole process's CPU clock: one syscall, allowed for any process. */
+static uint64_t process_cpu(pid_t pid)
 {
-	struct thread *t;
-	uint32_t i, k = 0;
+	struct timespec ts;
+	clockid_t c = (clockid_t)((~(unsigned)pid << 3) | 2); /* CPUCLOCK_SCHED, process-wide */
+
+	if (clock_gettime(c, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Read t's CPU clock; add what it used to its pending CPU. Returns the delta. */
+static uint64_t cpu_delta(struct session *s, struct thread *t)
+{
 	uint64_t cpu;
 
-	for (i = 0; i < n; i++) {
-		t = threads_get(&s->threads, tids[i]);
-		if (!t || thread_read_cpu(&s->threads, t, &cpu) < 0)
-			continue;
-		if (cpu <= t->cpu_ns) {
-			t->idle_ticks++;
-			continue;
-		}
-		t->cpu_pending += cpu - t->cpu_ns;
-		t->cpu_ns = cpu;
-		t->idle_ticks = 0;
-		tids[k++] = tids[i];
+	if (thread_read_cpu(&s->threads, t, &cpu) < 0 || cpu <= t->cpu_ns) {
+		t->idle_ticks++;
+		return 0;
 	}
+	t->cpu_pending += cpu - t->cpu_ns;
+	t->idle_ticks = 0;
+	cpu -= t->cpu_ns;
+	t->cpu_ns += cpu;
+	return cpu;
+}
+
+/*
+ * CPU: only threads whose CPU clock moved, weighted by how far. To keep the
+ * cost following the running threads and not the total, only "hot"
+ * threads (busy within HOT_TICKS ticks) are read each tick; the process's
+ * CPU clock says how much CPU the per-thread clocks have not explained,
+ * and the cold threads are read only when that grows (or every
+ * FULL_SCAN_TICKS as a safety net). The per-thread clocks lag the
+ * process clock by the running threads' current slices, so the
+ * unexplained CPU wobbles by up to a few ms per running thread without
+ * any cold thread running; the trigger allows COLD_SCAN_NS per running
+ * thread for that. A cold thread's CPU is never lost, only noticed
+ * later: its clock keeps counting.
+ */
+/* Rebuild the hot list: the threads busy within HOT_TICKS ticks. */
+static void hot_rebuild(struct sampler *sm, struct session *s, const pid_t *tids, uint32_t n)
+{
+	struct thread *t;
+	uint32_t i;
+
+	sm->nhot = 0;
+	for (i = 0; i < n && sm->nhot < HOT_MAX; i++)
+		if ((t = threads_get(&s->threads, tids[i])) && t->idle_ticks < HOT_TICKS)
+			sm->hot[sm->nhot++] = tids[i];
+	sm->hot_generation = s->threads.generation;
+}
+
+/* Read t's clock for this tick (once); pick it when it ran. */
+static void cpu_visit(struct sampler *sm, struct session *s, struct thread *t, pid_t *picked,
+		      uint32_t *npick)
+{
+	uint64_t d;
+
+	if (t->flags & THREAD_READ)
+		return;
+	t->flags |= THREAD_READ;
+	d = cpu_delta(s, t);
+	sm->unexplained_ns -= d < sm->unexplained_ns ? d : sm->unexplained_ns;
+	sm->threads_read++;
+	if (d)
+		picked[(*npick)++] = t->tid;
+}
+
+static void tick_cpu(struct sampler *sm, struct session *s, const pid_t *tids, uint32_t n,
+		     pid_t *picked)
+{
+	struct thread *t;
+	uint32_t i, npick = 0;
+	uint64_t now = 0;
+	int cold;
+
+	/*
+	 * The process clock sums every thread in the kernel, so a process
+	 * with many threads has it read only every PROC_CLOCK_TICKS ticks.
+	 */
+	if (n <= PROC_CLOCK_MANY || sm->ticks % PROC_CLOCK_TICKS == 0) {
+		now = process_cpu(sm->pid);
+		if (now > sm->proc_cpu)
+			sm->unexplained_ns += now - sm->proc_cpu;
+		sm->proc_cpu = now;
+	}
+	cold = ++sm->since_full >= FULL_SCAN_TICKS || s->threads.generation != sm->hot_generation;
+	if (!cold) {
+		for (i = 0; i < sm->nhot; i++)
+			if ((t = threads_get(&s->threads, sm->hot[i])))
+				cpu_visit(sm, s, t, picked, &npick);
+		/* What the hot threads leave unexplained ran on cold ones. */
+		cold = now && sm->unexplained_ns > sm->explained_at_scan + COLD_SCAN_NS * (npick + 1);
+	}
+	if (cold) {
+		for (i = 0; i < n; i++)
+			if ((t = threads_get(&s->threads, tids[i])))
+				cpu_visit(sm, s, t, picked, &npick);
+		sm->explained_at_scan = sm->unexplained_ns;
+		sm->since_full = 0;
+	}
+	for (i = 0; i < (cold ? n : sm->nhot); i++)
+		if ((t = threads_get(&s->threads, cold ? tids[i] : sm->hot[i])))
+			t->flags &= ~THREAD_READ;
+	if (cold)
+		hot_rebuild(sm, s, tids, n);
 	/* One that fell asleep meanwhile keeps its CPU for its next sample. */
-	session_sample(s, tids, k, 1, emit_cpu, sm);
+	session_sample(s, picked, npick, 1, emit_cpu, sm);
 }
 
 static void emit_all(void *ctx, struct thread *t, struct snapshot *snap)
@@ -84,18 +177,19 @@ static int sampler_tick(struct sampler *sm, struct session *s, pid_t **tids, uin
 {
 	uint32_t n;
 
-	if (s->threads.count > *cap) {
-		pid_t *v = realloc(*tids, s->threads.count * 2 * sizeof(**tids));
+	if (s->threads.count > *cap / 2) {
+		/* One buffer: all tids in the first half, picked tids in the second. */
+		pid_t *v = realloc(*tids, s->threads.count * 4 * sizeof(**tids));
 
 		if (!v)
 			return -1;
 		*tids = v;
-		*cap = s->threads.count * 2;
+		*cap = s->threads.count * 4;
 	}
-	n = threads_tids(&s->threads, *tids, *cap);
+	n = threads_tids(&s->threads, *tids, *cap / 2);
 	sm->ticks++;
 	if (sm->kind->policy == POLICY_CPU)
-		tick_cpu(sm, s, *tids, n);
+		tick_cpu(sm, s, *tids, n, *tids + *cap / 2);
 	else
 		tick_all(sm, s, *tids, n);
 	return 0;
@@ -140,6 +234,7 @@ void *sampler_main(void *arg)
 	s.hints = sm->hints;
 	sm->start_real_ns = clock_real_ns();
 	sm->start_mono_ns = clock_mono_ns();
+	sm->proc_cpu = process_cpu(sm->pid);
 	if (session_seize(&s) < 0) {
 		sm->attach_errno = errno ? errno : ESRCH;
 		goto out_session;

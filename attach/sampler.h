@@ -25,6 +25,8 @@
 
 struct kind;
 
+#define HOT_MAX 4096 /* busy threads read every tick; more are read with the cold ones */
+
 struct sampler {
 	/* Set by the caller. */
 	pid_t pid;
@@ -45,6 +47,16 @@ struct sampler {
 	uint64_t lost;            /* snapshots dropped: queue full */
 	uint64_t ticks, ticks_missed;
 	uint64_t cpu_unattributed_ns; /* CPU used that no sample could carry */
+	uint64_t threads_read;    /* per-thread CPU clock reads (cost follows the busy ones) */
+	/* The CPU policy's bookkeeping. */
+	uint64_t proc_cpu;        /* the process's CPU clock at the last tick */
+	uint64_t unexplained_ns;  /* process CPU the thread clocks have not explained (cumulative) */
+	uint64_t explained_at_scan; /* unexplained_ns right after the last read of every thread */
+	uint32_t since_full;      /* ticks since every thread was read */
+	uint32_t running;         /* threads whose clock moved at the last tick */
+	pid_t hot[HOT_MAX];       /* threads busy lately: read every tick */
+	uint32_t nhot;
+	uint64_t hot_generation;  /* the thread table's generation the list was built from */
 	uint64_t pause_p50_ns, pause_p99_ns;
 	struct session_stats stats;
 };

@@ -58,6 +58,7 @@ struct session {
 	int execed;               /* the target replaced its program */
 	int stop_signal;          /* SIGINT/SIGTERM/SIGHUP received, or 0 */
 	int want_state;           /* fill snapshot.state (costs a read of stat) */
+	int sigchld;              /* a SIGCHLD was read: waitpid(-1) has work */
 	struct session_stats stats;
 };
 

@@ -111,6 +111,7 @@ struct thread *threads_add(struct threads *ts, pid_t tid)
 	t->fd_schedstat = t->fd_syscall = t->fd_comm = t->fd_stat = -1;
 	slot_put(ts, t);
 	ts->count++;
+	ts->generation++;
 	return t;
 }
 
@@ -127,6 +128,7 @@ void threads_remove(struct threads *ts, pid_t tid)
 	thread_close(ts->slots[i]);
 	ts->slots[i] = NULL;
 	ts->count--;
+	ts->generation++;
 	/* Re-insert the rest of the cluster so probes never stop early. */
 	for (j = (i + 1) & (ts->nslots - 1); ts->slots[j]; j = (j + 1) & (ts->nslots - 1)) {
 		t = ts->slots[j];

@@ -26,6 +26,7 @@
 #define THREAD_NEW 8u          /* auto-attached, its first stop not seen yet */
 #define THREAD_WANTED 16u      /* a batch waits for its stop to copy it */
 #define THREAD_ASLEEP 32u      /* its last sample was read asleep; asleep_* are valid */
+#define THREAD_READ 64u        /* the sampler read its clock this tick already */
 
 struct thread {
 	pid_t tid;
@@ -51,6 +52,7 @@ struct threads {
 	uint32_t nslots;
 	uint32_t count;
 	uint64_t overflow;     /* threads not tracked because of THREADS_MAX */
+	uint64_t generation;   /* changes whenever a thread is added or removed */
 };
 
 /* An empty table for process pid. 0 or -1. */
