@@ -101,7 +101,7 @@ static void print_stats(const struct capture_report *r)
 		(unsigned long long)sm->stats.stops, (unsigned long long)sm->stats.stop_timeouts,
 		(unsigned long long)sm->stats.blocked_reads);
 	fprintf(stderr,
-		"cprof-attach: stats: %llu signals passed on, %llu EINTRs turned into restarts, "
+		"cprof-attach: stats: %llu signals passed on during stops, %llu EINTRs turned into restarts, "
 		"%.1fms CPU not attributed, %llu thread CPU clocks read, %llu idle threads "
 		"found unchanged\n",
 		(unsigned long long)sm->stats.signals_passed, (unsigned long long)sm->stats.eintr_fixed,

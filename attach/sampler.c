@@ -23,6 +23,7 @@
 #define HOT_TICKS 8              /* a thread idle this many ticks turns cold */
 #define COLD_SCAN_NS 5000000ull  /* unexplained CPU per running thread that makes the cold read */
 #define FULL_SCAN_TICKS 100      /* read every thread at least this often */
+#define WALL_RESCAN_TICKS 10     /* wall: look for new threads this often */
 #define PROC_CLOCK_MANY 64       /* above this many threads... */
 #define PROC_CLOCK_TICKS 10      /* ...read the process clock every this many ticks */
 
@@ -137,8 +138,9 @@ static void tick_cpu(struct sampler *sm, struct session *s, const pid_t *tids, u
 		for (i = 0; i < sm->nhot; i++)
 			if ((t = threads_get(&s->threads, sm->hot[i])))
 				cpu_visit(sm, s, t, picked, &npick);
-		/* What the hot threads leave unexplained ran on cold ones. */
+		/* What the hot threads leave unexplained ran on cold ones, or new ones. */
 		cold = now && sm->unexplained_ns > sm->explained_at_scan + COLD_SCAN_NS * (npick + 1);
+		sm->rescan_due |= cold;
 	}
 	if (cold) {
 		for (i = 0; i < n; i++)
@@ -170,6 +172,8 @@ static void emit_all(void *ctx, struct thread *t, struct snapshot *snap)
 /* Wall and snapshot: every thread, running or not. */
 static void tick_all(struct sampler *sm, struct session *s, const pid_t *tids, uint32_t n)
 {
+	if (sm->ticks % WALL_RESCAN_TICKS == 0)
+		sm->rescan_due = 1; /* new threads' time counts from their discovery */
 	session_sample(s, tids, n, 0, emit_all, sm);
 }
 
@@ -220,7 +224,7 @@ void *sampler_main(void *arg)
 	struct sampler *sm = arg;
 	struct session s;
 	struct itimerspec its;
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	uint64_t now, deadline, exp, last_rescan;
 	pid_t *tids = NULL;
 	uint32_t cap = 0;
@@ -235,11 +239,10 @@ void *sampler_main(void *arg)
 	sm->start_real_ns = clock_real_ns();
 	sm->start_mono_ns = clock_mono_ns();
 	sm->proc_cpu = process_cpu(sm->pid);
-	if (session_seize(&s) < 0) {
+	if (session_start(&s) < 0) {
 		sm->attach_errno = errno ? errno : ESRCH;
 		goto out_session;
 	}
-	session_poll(&s);
 	if (sm->kind->policy == POLICY_ONCE) {
 		sampler_tick(sm, &s, &tids, &cap);
 		goto done;
@@ -263,6 +266,8 @@ void *sampler_main(void *arg)
 	pfd[0].events = POLLIN;
 	pfd[1].fd = s.sigfd;
 	pfd[1].events = POLLIN;
+	pfd[2].fd = s.pidfd; /* -1 is ignored by poll */
+	pfd[2].events = POLLIN;
 	for (;;) {
 		if (s.stop_signal || s.gone || s.execed)
 			break;
@@ -270,9 +275,9 @@ void *sampler_main(void *arg)
 		if (now >= deadline)
 			break;
 		timeout = (int)((deadline - now + 999999) / 1000000);
-		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
 			break;
-		if (pfd[1].revents)
+		if (pfd[1].revents || pfd[2].revents)
 			session_poll(&s);
 		if (pfd[0].revents && read(tfd, &exp, sizeof(exp)) == (ssize_t)sizeof(exp)) {
 			sm->ticks_missed += exp - 1;
@@ -280,9 +285,10 @@ void *sampler_main(void *arg)
 				break;
 		}
 		now = clock_mono_ns();
-		if (now - last_rescan >= RESCAN_NS) {
+		if (sm->rescan_due || now - last_rescan >= RESCAN_NS) {
 			session_rescan(&s);
 			last_rescan = now;
+			sm->rescan_due = 0;
 		}
 	}
 done:

@@ -54,6 +54,7 @@ struct sampler {
 	uint64_t explained_at_scan; /* unexplained_ns right after the last read of every thread */
 	uint32_t since_full;      /* ticks since every thread was read */
 	uint32_t running;         /* threads whose clock moved at the last tick */
+	int rescan_due;           /* re-read /proc/PID/task after this tick */
 	pid_t hot[HOT_MAX];       /* threads busy lately: read every tick */
 	uint32_t nhot;
 	uint64_t hot_generation;  /* the thread table's generation the list was built from */

@@ -1,27 +1,28 @@
 #ifndef CPROF_SESSION_H
 #define CPROF_SESSION_H
 /*
- * session — the ptrace session with one target process.
+ * session — cprof-attach's relation with one target process: which threads
+ * it has, and how one of them is sampled.
  *
  * Invariants:
- *  - one thread, the tracer, makes every ptrace call and every wait; when
- *    that thread exits the kernel detaches every tracee without waking it,
- *    which is how a session ends (and why a SIGKILLed attacher leaves the
- *    target running: its exit does the same). There is no explicit detach,
- *    because PTRACE_DETACH needs a stopped tracee and stopping a thread
- *    that sleeps in epoll_wait makes the call fail with EINTR;
- *  - threads are PTRACE_SEIZEd (never SIGSTOPped) with TRACECLONE, so new
- *    threads are traced from birth; /proc/PID/task is re-read as well;
- *  - a thread is stopped only by session_sample(), only when it is running
- *    (on a CPU or runnable), and only while its registers and stack bytes
- *    are copied; a thread asleep in a syscall is read without stopping it;
+ *  - a thread is traced only while it is sampled: PTRACE_SEIZE, then
+ *    PTRACE_INTERRUPT, its registers and stack bytes copied, PTRACE_DETACH.
+ *    Between samples nothing is traced, so the target's signals, clones and
+ *    execs never pass through cprof-attach and never wait for it;
+ *  - only a running thread (on a CPU or runnable) is ever stopped; a thread
+ *    asleep in a syscall is read from /proc/PID/task/TID/syscall and
+ *    process_vm_readv without stopping it, because stopping it would make
+ *    calls such as epoll_wait fail with EINTR;
  *  - if a thread enters a syscall in the instant between the check and the
  *    stop, and the syscall returns EINTR because of our stop, the return is
  *    turned into the kernel's own "restart unless a handler ran"
- *    (-ERESTARTNOHAND), so the program never sees an EINTR we caused;
- *  - every other stop (signal delivery, group stop, clone, exec, a late
- *    interrupt) is answered at once: signals are re-injected, group stops
- *    are kept with PTRACE_LISTEN.
+ *    (-ERESTARTNOHAND) before the thread goes on, so the program never sees
+ *    an EINTR we caused;
+ *  - one thread (the tracer) makes every ptrace call and every wait; when
+ *    it exits the kernel detaches anything still seized without waking it,
+ *    so a SIGKILLed cprof-attach never leaves a thread stopped;
+ *  - threads come from /proc/PID/task, re-read when the sampler asks; a
+ *    thread that vanished is dropped from the table.
  */
 #include <signal.h>
 #include <stddef.h>
@@ -40,9 +41,11 @@ struct session_stats {
 	uint64_t blocked_reads;    /* threads read without stopping */
 	uint64_t repeats;          /* threads found exactly as last read */
 	uint64_t stop_timeouts;    /* a stop did not come in time */
+	uint64_t seize_failures;   /* PTRACE_SEIZE refused (another tracer?) */
 	uint64_t eintr_fixed;      /* EINTRs of ours turned into restarts */
-	uint64_t signals_passed;   /* signals re-injected */
+	uint64_t signals_passed;   /* signals that arrived during a stop, passed on */
 	uint64_t threads_seen;
+	uint64_t rescans;          /* reads of /proc/PID/task */
 	uint64_t pause_ns_max;
 	uint64_t pause_ns_sum;
 	uint32_t pause_hist[SESSION_PAUSE_BUCKETS + 1]; /* last: overflow */
@@ -52,13 +55,16 @@ struct session {
 	pid_t pid;
 	struct threads threads;
 	int sigfd;                /* signalfd: SIGCHLD, SIGINT, SIGTERM, SIGHUP */
+	int pidfd;                /* readable when the process exits; -1 if unsupported */
 	size_t stack_cap;
 	struct stack_hints *hints; /* per-thread copy sizes, or NULL: always stack_cap */
-	int gone;                 /* every thread has exited */
-	int execed;               /* the target replaced its program */
-	int stop_signal;          /* SIGINT/SIGTERM/SIGHUP received, or 0 */
 	int want_state;           /* fill snapshot.state (costs a read of stat) */
-	int sigchld;              /* a SIGCHLD was read: waitpid(-1) has work */
+	int gone;                 /* the process has exited */
+	int execed;               /* the process replaced its program */
+	int stop_signal;          /* SIGINT/SIGTERM/SIGHUP received, or 0 */
+	uint32_t late;            /* threads seized whose stop came after their batch gave up */
+	uint64_t scan_no;         /* rescan counter, to find vanished threads */
+	uint64_t exe_ino, start_code; /* the program, to notice an exec */
 	struct session_stats stats;
 };
 
@@ -70,36 +76,41 @@ struct session {
  */
 int session_init(struct session *s, pid_t pid, size_t stack_cap);
 
-/* Free the session's memory and descriptors (tracees stay attached until the tracer exits). */
+/* Free the session's memory and descriptors. */
 void session_release(struct session *s);
 
 /*
- * Seize every thread of the target, re-reading /proc/PID/task until a pass
- * finds no new one. 0, or -1 with a message naming the cause.
+ * Check that the target may be traced and read its threads. 0, or -1 with
+ * errno (EPERM: not permitted; ESRCH: gone).
  */
-int session_seize(struct session *s);
+int session_start(struct session *s);
 
-/* Re-read /proc/PID/task and seize threads we do not know; 0 or -1. */
+/*
+ * Re-read /proc/PID/task: add new threads (their CPU used so far counted
+ * as theirs, since they were born after the start), drop vanished ones,
+ * and notice the process's exit or exec. 0 or -1.
+ */
 int session_rescan(struct session *s);
 
-/* Handle every pending wait status and signal; never blocks. */
+/* Handle signals to cprof-attach, late stops and the process's exit; never blocks. */
 void session_poll(struct session *s);
 
 /*
  * Called with each snapshot a batch takes, right after the thread was
- * resumed (or read without stopping). t is the thread, still valid. The
+ * released (or read without stopping). t is the thread, still valid. The
  * callee owns snap.
  */
 typedef void session_emit_fn(void *ctx, struct thread *t, struct snapshot *snap);
 
 /*
- * Sample the threads in tids: every running one is asked to stop at once
- * (PTRACE_INTERRUPT to all, then each is copied and resumed as its stop
- * arrives, so the batch waits for the slowest thread, not the sum of all),
- * and, unless running_only, every sleeping one is read without a stop.
- * Other stops arriving meanwhile are answered as usual. A thread whose
- * stop does not come within SESSION_STOP_TIMEOUT_MS is skipped (its late
- * stop is answered by session_poll()).
+ * Sample the threads in tids: every running one is seized and asked to
+ * stop at once (so the batch waits for the slowest thread, not the sum),
+ * copied and detached as its stop arrives; unless running_only, every
+ * sleeping one is read without a stop (and a thread whose CPU clock has
+ * not moved since it was last read asleep is reported as unchanged). A
+ * running thread whose stop does not come within SESSION_STOP_TIMEOUT_MS
+ * is skipped (and, unless running_only, reported as not captured); it is
+ * released when its stop comes.
  */
 void session_sample(struct session *s, const pid_t *tids, uint32_t n, int running_only,
 		    session_emit_fn *emit, void *ctx);

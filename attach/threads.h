@@ -20,13 +20,10 @@
 #define THREADS_MAX 65536
 
 /* thread.flags */
-#define THREAD_SEIZED 1u       /* we are its tracer */
-#define THREAD_GROUP_STOP 2u   /* in a group stop (SIGSTOP): we LISTEN, never resume it */
-#define THREAD_INTR_PENDING 4u /* we asked PTRACE_INTERRUPT and it has not stopped yet */
-#define THREAD_NEW 8u          /* auto-attached, its first stop not seen yet */
-#define THREAD_WANTED 16u      /* a batch waits for its stop to copy it */
-#define THREAD_ASLEEP 32u      /* its last sample was read asleep; asleep_* are valid */
-#define THREAD_READ 64u        /* the sampler read its clock this tick already */
+#define THREAD_HELD 1u         /* seized and asked to stop; its stop is not reaped yet */
+#define THREAD_WANTED 2u       /* the current batch copies it when it stops */
+#define THREAD_ASLEEP 4u       /* its last sample was read asleep; asleep_* are valid */
+#define THREAD_READ 8u         /* the sampler read its clock this tick already */
 
 struct thread {
 	pid_t tid;
@@ -40,6 +37,7 @@ struct thread {
 	uint64_t last_sample_ns; /* monotonic time of its last sample */
 	uint32_t idle_ticks;     /* consecutive ticks without CPU use */
 	uint64_t intr_ns;        /* when we asked it to stop */
+	uint64_t scan_no;        /* the last /proc/PID/task read that listed it */
 	uint64_t asleep_cpu;     /* its CPU clock when last read asleep */
 	long asleep_nr;          /* the syscall it slept in then */
 	char asleep_state;       /* its state letter then */

@@ -1,0 +1,318 @@
+/*
+ * stopcopy.c — sampling threads. A running thread: PTRACE_SEIZE,
+ * PTRACE_INTERRUPT, waitpid for its stop, PTRACE_GETREGS, one
+ * process_vm_readv of as much stack as its hint says, PTRACE_DETACH; the
+ * pause is timed from the interrupt to the detach and nothing else happens
+ * inside it (names and states are read afterwards). All running threads of
+ * a batch are asked at once and handled as their stops arrive. A sleeping
+ * thread: /proc/PID/task/TID/syscall gives its stack pointer and program
+ * counter, process_vm_readv its stack; it is never stopped. A sleeping
+ * thread whose CPU clock has not moved since it was last read is where it
+ * was: it costs one pread.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attach/stopcopy.h"
+#include "common/proc.h"
+
+#define ERESTARTNOHAND 514 /* kernel-internal: restart unless a handler ran */
+#define MAX_IOV 256
+
+/* Copy the stack from sp up, page by page so that a hole ends the copy cleanly. */
+static size_t copy_stack(pid_t pid, uint64_t sp, unsigned char *buf, size_t cap)
+{
+	struct iovec local, remote[MAX_IOV];
+	uint64_t a = sp, end = sp + cap, next;
+	ssize_t r;
+	int n = 0;
+
+	if (end < sp)
+		end = UINT64_MAX;
+	while (a < end && n < MAX_IOV) {
+		next = (a & ~(uint64_t)4095) + 4096;
+		if (next > end || next == 0)
+			next = end;
+		remote[n].iov_base = (void *)(uintptr_t)a;
+		remote[n].iov_len = next - a;
+		a = next;
+		n++;
+	}
+	local.iov_base = buf;
+	local.iov_len = (size_t)(a - sp);
+	r = process_vm_readv(pid, &local, 1, remote, (unsigned long)n, 0);
+	return r < 0 ? 0 : (size_t)r;
+}
+
+static void regs_from_user(struct regs *r, const struct user_regs_struct *u)
+{
+	r->r[0] = u->rax;
+	r->r[1] = u->rdx;
+	r->r[2] = u->rcx;
+	r->r[3] = u->rbx;
+	r->r[4] = u->rsi;
+	r->r[5] = u->rdi;
+	r->r[6] = u->rbp;
+	r->r[7] = u->rsp;
+	r->r[8] = u->r8;
+	r->r[9] = u->r9;
+	r->r[10] = u->r10;
+	r->r[11] = u->r11;
+	r->r[12] = u->r12;
+	r->r[13] = u->r13;
+	r->r[14] = u->r14;
+	r->r[15] = u->r15;
+	r->r[16] = u->rip;
+	r->valid = (1u << DWARF_NREGS) - 1;
+}
+
+static size_t copy_size(struct session *s, pid_t tid)
+{
+	size_t n = s->hints ? hints_get(s->hints, tid) : s->stack_cap;
+
+	return n < s->stack_cap ? n : s->stack_cap;
+}
+
+static void pause_record(struct session *s, uint64_t ns)
+{
+	uint64_t b = ns / 1000;
+
+	s->stats.stops++;
+	s->stats.pause_ns_sum += ns;
+	if (ns > s->stats.pause_ns_max)
+		s->stats.pause_ns_max = ns;
+	s->stats.pause_hist[b < SESSION_PAUSE_BUCKETS ? b : SESSION_PAUSE_BUCKETS]++;
+}
+
+static struct snapshot *snapshot_new(struct session *s, struct thread *t, int how)
+{
+	struct snapshot *snap = calloc(1, sizeof(*snap));
+	int bytes = how == SNAP_STOPPED || how == SNAP_SYSCALL;
+
+	if (!snap)
+		return NULL;
+	snap->stack = bytes ? malloc(s->stack_cap) : NULL;
+	if (bytes && !snap->stack) {
+		free(snap);
+		return NULL;
+	}
+	snap->img.stack = snap->stack;
+	snap->tid = t->tid;
+	snap->how = how;
+	snap->syscall = -1;
+	snap->state = '?';
+	return snap;
+}
+
+/* Registers and stack of a thread in a ptrace stop; the EINTR repair. 0 or -1. */
+static int copy_stopped(struct session *s, struct thread *t, int ours, struct snapshot *snap)
+{
+	struct user_regs_struct ur;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &ur) < 0)
+		return -1;
+	if (ours && (long)ur.orig_rax >= 0 && (long)ur.rax == -EINTR) {
+		/* Our stop broke a syscall that cannot restart: make it restart. */
+		ur.rax = (unsigned long long)-ERESTARTNOHAND;
+		if (ptrace(PTRACE_SETREGS, t->tid, 0, &ur) == 0)
+			s->stats.eintr_fixed++;
+		ur.rax = (unsigned long long)-EINTR;
+	}
+	regs_from_user(&snap->img.regs, &ur);
+	snap->img.stack_addr = ur.rsp;
+	snap->img.stack_len = copy_stack(s->pid, ur.rsp, snap->stack, copy_size(s, t->tid));
+	return 0;
+}
+
+int stopcopy_reap(struct session *s, struct thread *t, int status, struct snapshot *snap)
+{
+	int sig = 0, ours = 0, copied = 0;
+	pid_t tid = t->tid;
+
+	if ((t->flags & (THREAD_HELD | THREAD_WANTED)) == THREAD_HELD && s->late)
+		s->late--;
+	t->flags &= ~(THREAD_HELD | THREAD_WANTED);
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		threads_remove(&s->threads, tid);
+		return -1;
+	}
+	if (!WIFSTOPPED(status))
+		return 0;
+	if ((status >> 16) == PTRACE_EVENT_STOP) {
+		/* Our interrupt (SIGTRAP), or a group stop (SIGSTOP...), which detach keeps. */
+		ours = WSTOPSIG(status) == SIGTRAP;
+	} else if ((status >> 16) == 0) {
+		sig = WSTOPSIG(status); /* a signal arrived first: it must go on */
+		s->stats.signals_passed++;
+	}
+	if (snap && copy_stopped(s, t, ours, snap) == 0)
+		copied = 1;
+	/* Detaching cancels the interrupt still pending after a signal stop. */
+	ptrace(PTRACE_DETACH, tid, 0, (void *)(long)sig);
+	return copied;
+}
+
+static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *snap,
+			  session_emit_fn *emit, void *ctx)
+{
+	snap->time_ns = clock_mono_ns();
+	if (snap->how == SNAP_STOPPED || snap->how == SNAP_LOST)
+		snap->state = 'R';
+	else if (snap->how == SNAP_REPEAT)
+		snap->state = t->asleep_state;
+	else if (s->want_state)
+		snap->state = thread_read_state(&s->threads, t);
+	if (snap->how == SNAP_SYSCALL)
+		t->asleep_state = snap->state;
+	thread_read_name(&s->threads, t);
+	memcpy(snap->name, t->name, sizeof(snap->name));
+	emit(ctx, t, snap);
+}
+
+/* Seize t and ask it to stop. 0, or -1 (gone, or another tracer has it). */
+static int seize(struct session *s, struct thread *t)
+{
+	t->intr_ns = clock_mono_ns();
+	if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0) {
+		if (errno == EPERM)
+			s->stats.seize_failures++;
+		return -1;
+	}
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
+		/* Seized but not interruptible: it is exiting; session_poll() reaps it. */
+		t->flags |= THREAD_HELD;
+		s->late++;
+		return -1;
+	}
+	t->flags |= THREAD_HELD | THREAD_WANTED;
+	return 0;
+}
+
+/* A stop arrived for a wanted thread: copy, release, emit. */
+static void batch_stop(struct session *s, struct thread *t, int status, session_emit_fn *emit,
+		       void *ctx)
+{
+	struct snapshot *snap = snapshot_new(s, t, SNAP_STOPPED);
+	pid_t tid = t->tid;
+	int r;
+
+	r = stopcopy_reap(s, t, status, snap);
+	if (r != -1)
+		pause_record(s, clock_mono_ns() - t->intr_ns);
+	if (r == 1 && (t = threads_get(&s->threads, tid)))
+		emit_snapshot(s, t, snap, emit, ctx);
+	else
+		snapshot_free(snap);
+}
+
+/* Read a sleeping thread, or report it unchanged. */
+static void read_asleep(struct session *s, struct thread *t, int have_cpu, uint64_t cpu, long nr,
+			uint64_t sp, uint64_t pc, session_emit_fn *emit, void *ctx)
+{
+	struct snapshot *snap = snapshot_new(s, t, SNAP_SYSCALL);
+
+	if (!snap)
+		return;
+	snap->syscall = nr;
+	memset(&snap->img.regs, 0, sizeof(snap->img.regs));
+	snap->img.regs.r[DWARF_RSP] = sp;
+	snap->img.regs.r[DWARF_RIP] = pc;
+	snap->img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
+	snap->img.stack_addr = sp;
+	snap->img.stack_len = copy_stack(s->pid, sp, snap->stack, copy_size(s, t->tid));
+	s->stats.blocked_reads++;
+	if (have_cpu) {
+		t->flags |= THREAD_ASLEEP;
+		t->asleep_cpu = cpu;
+		t->asleep_nr = nr;
+	}
+	emit_snapshot(s, t, snap, emit, ctx);
+}
+
+void session_sample(struct session *s, const pid_t *tids, uint32_t n, int running_only,
+		    session_emit_fn *emit, void *ctx)
+{
+	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	struct snapshot *snap;
+	struct thread *t;
+	uint64_t sp, pc, deadline, now, cpu = 0;
+	uint32_t i, waiting = 0;
+	int st, status, have_cpu;
+	long nr;
+	pid_t r;
+
+	session_poll(s);
+	for (i = 0; i < n; i++) {
+		if (!(t = threads_get(&s->threads, tids[i])) || (t->flags & THREAD_HELD))
+			continue;
+		/*
+		 * A thread that has not run since it was read asleep is still
+		 * where it was: one pread of its CPU clock replaces the copy and
+		 * the unwinding, which keeps a wall profile of a thousand idle
+		 * threads cheap.
+		 */
+		have_cpu = !running_only && thread_read_cpu(&s->threads, t, &cpu) == 0;
+		if (have_cpu && (t->flags & THREAD_ASLEEP) && cpu == t->asleep_cpu) {
+			if ((snap = snapshot_new(s, t, SNAP_REPEAT))) {
+				snap->syscall = t->asleep_nr;
+				s->stats.repeats++;
+				emit_snapshot(s, t, snap, emit, ctx);
+			}
+			continue;
+		}
+		t->flags &= ~THREAD_ASLEEP;
+		st = thread_read_syscall(&s->threads, t, &nr, &sp, &pc);
+		if (st == 1 && seize(s, t) == 0)
+			waiting++;
+		else if (st == 0 && !running_only)
+			read_asleep(s, t, have_cpu, cpu, nr, sp, pc, emit, ctx);
+	}
+	/*
+	 * Wait for the stops by tid: the kernel then checks one task, where
+	 * waitpid(-1) would walk every child.
+	 */
+	deadline = clock_mono_ns() + SESSION_STOP_TIMEOUT_MS * 1000000ull;
+	while (waiting) {
+		for (i = 0; i < n && waiting; i++) {
+			if (!(t = threads_get(&s->threads, tids[i])) || !(t->flags & THREAD_WANTED))
+				continue;
+			r = waitpid(tids[i], &status, __WALL | WNOHANG);
+			if (r == tids[i]) {
+				waiting--;
+				batch_stop(s, t, status, emit, ctx);
+			} else if (r < 0 && errno == ECHILD) {
+				t->flags &= ~(THREAD_WANTED | THREAD_HELD); /* not ours after all */
+				waiting--;
+			}
+		}
+		now = clock_mono_ns();
+		if (!waiting || now >= deadline)
+			break;
+		poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000));
+		session_poll(s);
+	}
+	if (!waiting)
+		return;
+	/*
+	 * Late ones stay held: their stops are released by session_poll().
+	 * Where every thread is wanted, say which could not be captured rather
+	 * than leave them out.
+	 */
+	for (i = 0; i < n; i++) {
+		if (!(t = threads_get(&s->threads, tids[i])) || !(t->flags & THREAD_WANTED))
+			continue;
+		t->flags &= ~THREAD_WANTED;
+		s->late++;
+		s->stats.stop_timeouts++;
+		if (!running_only && (snap = snapshot_new(s, t, SNAP_LOST)))
+			emit_snapshot(s, t, snap, emit, ctx);
+	}
+}
