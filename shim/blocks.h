@@ -7,11 +7,14 @@
  * so free() asks this table only about page-aligned pointers.
  *
  * Invariants:
- *  - the table lives in private anonymous memory (never the heap) with a
- *    fixed number of slots; it holds at most half as many entries, and an
- *    insert past that fails (the caller counts the sample as dropped);
- *  - every operation but blocks_live() runs under one leaf lock
- *    (shim/lock.h): no call outside this file while it is held;
+ *  - the table lives in private anonymous memory (never the heap), at
+ *    most half full: it doubles when it would fill past that, up to a
+ *    hard cap of slots, and an insert past the cap fails (the caller
+ *    counts the sample as dropped);
+ *  - every change runs under one leaf lock (shim/lock.h): no call outside
+ *    this file while it is held. blocks_remove() and blocks_contains()
+ *    first read a counting filter without the lock and return 0 at once
+ *    when it rules p out (exact for absence, see blocks.c);
  *  - an address is present from the insert after its allocation until the
  *    remove before its free, so a thread freeing p never races with
  *    another insert or remove of p itself;
@@ -19,13 +22,16 @@
  */
 #include <stdint.h>
 
-/* Maps a table of 2^log2_slots slots (24 bytes each, 10..26). 0 or -1. */
-int blocks_init(unsigned log2_slots);
+/*
+ * Maps a table of 2^min_log2 slots (24 bytes each) that may grow to
+ * 2^max_log2 (4 <= min_log2 <= max_log2 <= 26). 0 or -1.
+ */
+int blocks_init(unsigned min_log2, unsigned max_log2);
 
 /* Unmaps the table; it is off afterwards (all lookups miss). */
 void blocks_fini(void);
 
-/* In a fork child: an empty table of the same size, lock reset. 0 or -1 (off). */
+/* In a fork child: an empty table of the initial size, lock reset. 0 or -1 (off). */
 int blocks_restart(void);
 
 /*

@@ -18,8 +18,13 @@
 #include "shim/stack.h"
 #include "shim/table.h"
 
-/* 2^20 slots: up to 2^19 live sampled blocks, 24 MB of address space reserved. */
-#define SHIM_BLOCKS_LOG2 20
+/*
+ * The block table starts at 2^12 slots (96 KiB, populated) and may double
+ * up to 2^22 (96 MiB): up to 2^21 live sampled blocks, 1 TiB of live heap
+ * at the default rate.
+ */
+#define SHIM_BLOCKS_MIN_LOG2 12
+#define SHIM_BLOCKS_MAX_LOG2 22
 
 __thread struct shim_thread shim_tls __attribute__((tls_model("initial-exec")));
 int shim_state;
@@ -152,7 +157,7 @@ void shim_init(void)
 		goto err;
 	if (table_init(shim_rate, (uint32_t)buckets) != 0)
 		goto err;
-	if (blocks_init(SHIM_BLOCKS_LOG2) != 0)
+	if (blocks_init(SHIM_BLOCKS_MIN_LOG2, SHIM_BLOCKS_MAX_LOG2) != 0)
 		goto err;
 	stack_init(lo, hi);
 	shim_warm_up();

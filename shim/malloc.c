@@ -73,8 +73,12 @@ static int shim_due(struct shim_thread *t, uint64_t size)
 	return 1;
 }
 
-/* Enters the sampled block p of size bytes in its bucket and the block table. */
-static void shim_record(void *p, uint64_t size)
+/*
+ * Enters the sampled block p of size bytes in its bucket and the block
+ * table. Inlined into its one caller: every shim frame costs the unwinder
+ * a step (~300 ns) only to be skipped.
+ */
+static inline __attribute__((always_inline)) void shim_record(void *p, uint64_t size)
 {
 	uint64_t frames[SEG_MAX_FRAMES];
 	uint32_t flags, n;

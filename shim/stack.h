@@ -5,10 +5,11 @@
  * captured inside malloc with libgcc's _Unwind_Backtrace.
  *
  * Invariants:
- *  - capture takes no lock and allocates nothing: libgcc (gcc >= 12) finds
- *    each frame's unwind info through glibc's lock-free _dl_find_object
- *    (glibc >= 2.35) and imports neither dl_iterate_phdr nor malloc on
- *    that path; the one exception, frames registered at run time with
+ *  - capture takes no lock and allocates nothing: the shim's own walk
+ *    and its fallback, libgcc (gcc >= 12), both find each frame's unwind
+ *    info through glibc's lock-free _dl_find_object (glibc >= 2.35);
+ *    libgcc imports neither dl_iterate_phdr nor malloc on that path. The
+ *    one exception, frames registered at run time with
  *    __register_frame_info (JITs), takes libgcc's own mutex and may call
  *    malloc, which the caller's recursion guard sends to the real
  *    allocator;
@@ -20,6 +21,28 @@
  *  - no dependency on other shim files.
  */
 #include <stdint.h>
+#include <unwind.h>
+
+#include "shim/segment.h"
+
+/* The state of one capture (used by the inline stack_capture below). */
+struct stack_walk {
+	uint64_t *frames;
+	uint32_t n, max, flags;
+	int started; /* 1 once a frame outside the skip range was seen */
+};
+
+/*
+ * The shim's own walk (stack.c): like stack_capture, or UINT32_MAX when
+ * some frame's unwind information is beyond what it models, in which case
+ * stack_capture falls back to libgcc. Never locks or allocates.
+ */
+uint32_t stack_capture_fast(uint64_t *frames, uint32_t max, uint32_t *flags)
+	__attribute__((visibility("hidden")));
+
+/* The per-frame callback of the libgcc fallback (stack.c). */
+_Unwind_Reason_Code stack_step(struct _Unwind_Context *ctx, void *arg)
+	__attribute__((visibility("hidden")));
 
 /*
  * Sets the address range [lo, hi) whose leading frames capture skips and
@@ -38,9 +61,22 @@ int stack_object_range(const void *addr, uintptr_t *lo, uintptr_t *hi);
 /*
  * Writes up to max (<= 64) return addresses of the calling thread's stack
  * to frames, sets *flags (0 or SEG_BUCKET_TRUNCATED); returns how many.
- * Costs roughly 100-300 ns a frame (a binary search of .eh_frame_hdr and
- * the interpretation of one CFI program).
+ * Costs roughly 200-400 ns a frame (a binary search of .eh_frame_hdr and
+ * the interpretation of one CFI program). Always inlined, so that it adds
+ * no frame of its own for the unwinder to walk and skip.
  */
-uint32_t stack_capture(uint64_t *frames, uint32_t max, uint32_t *flags);
+static inline __attribute__((always_inline)) uint32_t stack_capture(uint64_t *frames, uint32_t max,
+								    uint32_t *flags)
+{
+	struct stack_walk w = { frames, 0, max > SEG_MAX_FRAMES ? SEG_MAX_FRAMES : max, 0, 0 };
+	uint32_t n = stack_capture_fast(frames, max, flags);
+
+	if (n != UINT32_MAX)
+		return n;
+	/* A failed step (code without unwind info) keeps the frames found so far. */
+	(void)_Unwind_Backtrace(stack_step, &w);
+	*flags = w.flags;
+	return w.n;
+}
 
 #endif
