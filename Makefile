@@ -124,6 +124,7 @@ demo:
 install: $(PROG) $(SHIM)
 	install -D -m 0755 $(PROG) $(DESTDIR)$(PREFIX)/bin/cprof-attach
 	install -D -m 0755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/libcprof.so
+	install -D -m 0644 doc/cprof-attach.1 $(DESTDIR)$(PREFIX)/share/man/man1/cprof-attach.1
 
 clean:
 	rm -rf $(B)

@@ -17,9 +17,11 @@
 #include "attach/capture.h"
 #include "attach/kinds.h"
 #include "attach/options.h"
+#include "attach/report.h"
 #include "attach/syscalls.h"
 #include "attach/target.h"
 #include "common/err.h"
+#include "common/proc.h"
 #include "model/profile.h"
 
 #define SEEN_MAX 65536
@@ -137,7 +139,8 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	struct stack_hints *hints = NULL;
 	int64_t period;
 	unsigned labels = o->kind->labels;
-	int qinit = 0;
+	uint64_t t0, popped = 0;
+	int qinit = 0, closed = 0;
 
 	*out = NULL;
 	memset(rep, 0, sizeof(*rep));
@@ -198,11 +201,22 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	 * yields: nice 10 for this thread only.
 	 */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
-	while ((snap = queue_pop(&q))) {
+	t0 = clock_mono_ns();
+	for (;;) {
+		snap = o->progress ? queue_pop_timed(&q, 250, &closed) : queue_pop(&q);
+		if (!snap) {
+			if (!o->progress || closed)
+				break;
+			report_progress(clock_mono_ns() - t0, o->duration_ns, popped, rep->threads, 0);
+			continue;
+		}
+		popped++;
 		seen_add(seen, &rep->threads, snap->tid);
 		record_snapshot(rec, hints, labels, snap);
 		snapshot_free(snap);
 	}
+	if (o->progress)
+		report_progress(0, 0, 0, 0, 1);
 	pthread_join(tracer, NULL);
 	if (rep->sm.attach_errno) {
 		target_attach_error(t, rep->sm.attach_errno);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attach/kinds.h"
 #include "attach/options.h"
@@ -167,6 +168,17 @@ static void usage(FILE *f)
 		"  -o, --output FILE      where to write the profile; - for standard output\n"
 		"                         (default: cprof-PID-TYPE-YYYYmmddTHHMMSSZ.pb.gz here,\n"
 		"                         its name printed on stderr)\n"
+		"      --every DUR        capture again every DUR (a window of DUR unless -d says less)\n"
+		"      --count N          with --every: this many captures (default 0: until\n"
+		"                         interrupted)\n"
+		"                         FILE may hold %%p (pid), %%t (UTC start, YYYYmmddTHHMMSSZ),\n"
+		"                         %%n (capture number, from 1), %%T (type), %%%% (a %%);\n"
+		"                         with --every it must hold %%n or %%t\n"
+		"      --summary json     print one JSON line per capture on stdout (on stderr\n"
+		"                         with -o -): path, type, pid, capture, exit, samples,\n"
+		"                         lost, duration_s, threads, start_ns, partial\n"
+		"      --top              print the top functions after a capture even when\n"
+		"                         stderr is not a terminal (on a terminal they are)\n"
 		"      --stack-size BYTES stack bytes copied per sample, 4K..1M (default 64K)\n"
 		"      --stats            print the profiler's own costs on stderr\n"
 		"  -q, --quiet            print only errors\n"
@@ -181,15 +193,15 @@ static void usage(FILE *f)
 		"  1  internal error (out of memory, ...)\n"
 		"  2  usage error: bad option or value\n"
 		"  3  cannot attach: no such process, not permitted, already traced,\n"
-		"     a zombie, or cprof-attach itself\n"
+		"     a zombie, cprof-attach itself, or (heap types) no libcprof.so in it\n"
 		"  4  the target went away before anything was captured\n"
-		"  5  partial profile: the target exited or exec'd during the capture;\n"
-		"     what was captured was written\n"
+		"  5  partial: the target exited or exec'd during a capture (what was\n"
+		"     captured was written), or a series ended early because it went away\n"
 		"  6  the profile could not be written\n",
 		OPT_MIN_HZ, OPT_MAX_HZ);
 }
 
-enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT };
+enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -200,6 +212,10 @@ static const struct option longopts[] = {
 	{ "stack-size", required_argument, NULL, OPT_STACK },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "every", required_argument, NULL, OPT_EVERY },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "summary", required_argument, NULL, OPT_SUMMARY },
+	{ "top", no_argument, NULL, OPT_TOP },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -209,7 +225,7 @@ static const struct option longopts[] = {
 int options_parse(struct options *o, int argc, char **argv)
 {
 	uint64_t v;
-	int c, have_pid = 0, timing = 0, hz_given = 0;
+	int c, have_pid = 0, timing = 0, hz_given = 0, count_given = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->duration_ns = 30ull * 1000000000ull;
@@ -262,6 +278,28 @@ int options_parse(struct options *o, int argc, char **argv)
 		case OPT_STATS:
 			o->stats = 1;
 			break;
+		case OPT_EVERY:
+			if (parse_duration(optarg, &o->every_ns) < 0)
+				return error("invalid period \"%s\" for --every: expected a positive "
+					     "number with a unit, such as 10s or 5m",
+					     optarg);
+			break;
+		case OPT_COUNT:
+			if (parse_uint(optarg, 0, 1000000000, 0, &v) < 0)
+				return error("invalid count \"%s\": expected a whole number (0: until "
+					     "interrupted)",
+					     optarg);
+			o->count = (unsigned)v;
+			count_given = 1;
+			break;
+		case OPT_SUMMARY:
+			if (strcmp(optarg, "json") != 0)
+				return error("unknown summary \"%s\": expected json", optarg);
+			o->summary_json = 1;
+			break;
+		case OPT_TOP:
+			o->top = 1;
+			break;
 		case OPT_FORMAT:
 			o->format = format_find(optarg);
 			if (!o->format)
@@ -294,6 +332,21 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (!(o->kind->formats & o->format))
 		return error("format \"%s\" is not available for %s profiles (see --help)",
 			     format_name(o->format), o->kind->name);
+	if (!o->every_ns) {
+		if (count_given && o->count != 1)
+			return error("--count needs --every (how often to capture)");
+		o->count = 1;
+	} else {
+		if (!count_given)
+			o->count = 0;
+		/* A window as long as the period, unless a shorter one was asked for. */
+		if (o->kind->duration == DURATION_WINDOW && !o->duration_given)
+			o->duration_ns = o->every_ns;
+		if (o->duration_given && o->duration_ns > o->every_ns)
+			return error("-d (%.3gs) is longer than --every (%.3gs): captures would overlap",
+				     (double)o->duration_ns / 1e9, (double)o->every_ns / 1e9);
+	}
+	o->progress = !o->quiet && isatty(STDERR_FILENO) && o->kind->duration == DURATION_WINDOW;
 	if (timing && o->kind->duration == DURATION_NONE)
 		return error("option \"-d\" does not apply to %s profiles, which are one snapshot",
 			     o->kind->name);

@@ -41,6 +41,11 @@ struct options {
 	unsigned format;          /* FORMAT_* of kinds.h, default pprof */
 	int quiet;
 	int stats;
+	uint64_t every_ns;        /* --every: start a capture this often; 0: once */
+	unsigned count;           /* --count: captures to take; 0: until interrupted */
+	int summary_json;         /* --summary json */
+	int top;                  /* --top: print the top functions even off a terminal */
+	int progress;             /* draw the live progress line (stderr is a terminal) */
 };
 
 /*

@@ -4,6 +4,7 @@
  * what matters is that a push never blocks the tracer.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "attach/snapshot.h"
 
@@ -71,6 +72,35 @@ struct snapshot *queue_pop(struct queue *q)
 		q->items--;
 		q->bytes -= s->img.stack_len;
 	}
+	pthread_mutex_unlock(&q->lock);
+	return s;
+}
+
+struct snapshot *queue_pop_timed(struct queue *q, unsigned ms, int *closed)
+{
+	struct snapshot *s;
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&q->lock);
+	while (!q->head && !q->closed)
+		if (pthread_cond_timedwait(&q->cond, &q->lock, &until) != 0)
+			break;
+	s = q->head;
+	if (s) {
+		q->head = s->next;
+		if (!q->head)
+			q->tail = NULL;
+		q->items--;
+		q->bytes -= s->img.stack_len;
+	}
+	*closed = !s && q->closed;
 	pthread_mutex_unlock(&q->lock);
 	return s;
 }

@@ -59,6 +59,12 @@ int queue_push(struct queue *q, struct snapshot *s);
 /* Take the oldest snapshot, waiting while empty; NULL once closed and empty. */
 struct snapshot *queue_pop(struct queue *q);
 
+/*
+ * Like queue_pop(), but wait at most ms milliseconds; NULL on a timeout
+ * too, with *closed telling the two apart.
+ */
+struct snapshot *queue_pop_timed(struct queue *q, unsigned ms, int *closed);
+
 /* No more pushes; wakes the consumer. */
 void queue_close(struct queue *q);
 

@@ -1,0 +1,23 @@
+#ifndef CPROF_SERIES_H
+#define CPROF_SERIES_H
+/*
+ * series — one capture, or a series of them (--every/--count): name each
+ * file, capture, write, report, wait for the next start; stop at SIGINT or
+ * SIGTERM, or when the target goes away.
+ *
+ * Invariants:
+ *  - between captures the target is not touched at all;
+ *  - the exit code is that of the last capture, except that a series the
+ *    target ended after at least one profile was written exits
+ *    EXIT_PARTIAL (and EXIT_GONE when none was);
+ *  - SIGINT, SIGTERM and SIGHUP are blocked in every thread from the start
+ *    and read from signalfds, so no signal can kill cprof-attach between
+ *    opening a temporary file and renaming it.
+ */
+struct options;
+struct target;
+
+/* Run the captures o asks for on t. Returns an EXIT_* code. */
+int series_run(const struct options *o, const struct target *t);
+
+#endif
