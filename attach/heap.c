@@ -165,9 +165,15 @@ static int add_buckets(struct recorder *rec, const struct kind *k, int raw,
 
 		if (b->kind != want)
 			continue;
-		/* Buckets are append-only: the same stack sits at the same index. */
 		if (base) {
-			for (j = i < base->n ? i : base->n; j-- > 0 && j + 64 >= i;)
+			/*
+			 * Buckets are append-only, so a stack in both copies sits at
+			 * the same index unless torn buckets were left out of one:
+			 * look there first, then a little below.
+			 */
+			size_t top = i < base->n ? i + 1 : base->n;
+
+			for (j = top; j-- > 0 && j + 64 >= i;)
 				if (base->b[j].hash == b->hash && base->b[j].kind == b->kind &&
 				    base->b[j].nframes == b->nframes &&
 				    !memcmp(base->b[j].frames, b->frames, b->nframes * 8)) {

@@ -81,7 +81,7 @@ else
 fi
 
 "$ATTACH" --help >"$WORK/help"
-check "--help exits 0 and documents the exit codes" grep -q "partial profile" "$WORK/help"
+check "--help exits 0 and documents the exit codes" grep -q "5  partial" "$WORK/help"
 check "--help documents every option" sh -c "for o in --pid --type --duration --frequency --output --stack-size --stats --quiet; do grep -q -- \"\$o\" '$WORK/help' || exit 1; done"
 check "target never left stopped" not_stopped "$tp"
 finish
