@@ -3,7 +3,7 @@
  * deletion, no tombstones) from a sampled block's address to its size and
  * bucket, in private mmap'd memory so that it can be used inside malloc
  * and free. It is consulted only for page-aligned frees (about 1 in 256
- * small frees, plus the sampled ones). In front of it sits a 32 KiB
+ * small frees, plus the sampled ones). In front of it sits a 4 KiB
  * counting filter (entries per hash of the page number) read without a
  * lock: a page-aligned free of an unsampled block usually finds a zero
  * there and costs one load, instead of a lock round trip between threads
@@ -38,10 +38,10 @@ static int blocks_mutex;
  * Entries whose page number hashes to each counter. A present p has added
  * 1 to its counter before its free can run (the insert happens before
  * malloc returns p), and every decrement undoes an earlier increment, so
- * a free that reads 0 knows p is absent without taking the lock. 32 KiB,
+ * a free that reads 0 knows p is absent without taking the lock. 4 KiB,
  * written once at init so that no later write faults (see blocks_map).
  */
-#define BLOCKS_FILTER_LOG2 13
+#define BLOCKS_FILTER_LOG2 10
 static uint32_t blocks_filter[1u << BLOCKS_FILTER_LOG2];
 
 static uint32_t *blocks_counter(uint64_t p)

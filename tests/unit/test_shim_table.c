@@ -1,0 +1,210 @@
+/*
+ * test_shim_table.c — unit tests for shim/table.c, linked alone: the
+ * segment header as segment.h specifies it, the memfd mapping name the
+ * reader looks for, bucket identity (kind, flags, frames), the hard cap
+ * and header.dropped, the counters, restart after fork, and the sequence
+ * lock under two writers and a reader that copies the bucket word by word
+ * in address order (as process_vm_readv does) and must never accept torn
+ * counters.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "shim/table.h"
+
+static int maps_count(const char *needle)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+static void test_header(void **state)
+{
+	const struct seg_header *h;
+
+	(void)state;
+	assert_int_equal(table_init(65536, 4), 0);
+	h = table_segment();
+	assert_non_null(h);
+	assert_memory_equal(h->magic, SEG_MAGIC, 8);
+	assert_int_equal(h->version, SEG_VERSION);
+	assert_int_equal(h->header_size, sizeof(struct seg_header));
+	assert_int_equal(h->bucket_size, sizeof(struct seg_bucket));
+	assert_int_equal(h->max_frames, SEG_MAX_FRAMES);
+	assert_int_equal(h->pid, (uint32_t)getpid());
+	assert_int_equal(h->sample_rate, 65536);
+	assert_int_equal(h->bucket_cap, 4);
+	assert_int_equal(h->bucket_count, 0);
+	assert_true(h->bucket_off >= sizeof(struct seg_header) && h->bucket_off % 8 == 0);
+	assert_true(h->size >= h->bucket_off + 4 * sizeof(struct seg_bucket));
+	assert_true(h->created_ns > 0);
+	assert_int_equal(maps_count("/memfd:" SEG_NAME " (deleted)"), 1);
+	table_fini();
+	assert_null(table_segment());
+	assert_int_equal(maps_count("/memfd:" SEG_NAME), 0);
+}
+
+static void test_buckets(void **state)
+{
+	const struct seg_header *h;
+	const struct seg_bucket *k;
+	uint64_t f1[3] = { 0x401000, 0x402000, 0x403000 }, f2[3] = { 0x401000, 0x402000, 0x404000 };
+	int32_t a;
+
+	(void)state;
+	assert_int_equal(table_init(1000, 4), 0);
+	h = table_segment();
+	a = table_bucket(SEG_KIND_ALLOC, 0, f1, 3);
+	assert_int_equal(a, 0);
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f1, 3), a);
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f1, 2), 1);        /* prefix: another stack */
+	assert_int_equal(table_bucket(SEG_KIND_THREAD, 0, f1, 3), 2);       /* another kind */
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, SEG_BUCKET_TRUNCATED, f1, 3), 3);
+	assert_int_equal(h->bucket_count, 4);
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f2, 3), -1);       /* full */
+	assert_int_equal(h->dropped, 1);
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f1, 3), a);        /* existing still found */
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f1, SEG_MAX_FRAMES + 1), -1);
+
+	k = (const struct seg_bucket *)((const char *)h + h->bucket_off);
+	assert_int_equal(k[0].kind, SEG_KIND_ALLOC);
+	assert_int_equal(k[0].nframes, 3);
+	assert_memory_equal(k[0].frames, f1, sizeof(f1));
+	assert_int_equal(k[0].frames[3], 0);
+	assert_int_equal(k[3].flags, SEG_BUCKET_TRUNCATED);
+
+	table_add(a, 0, 100, 2.5);
+	table_add(a, 0, 300, 1.5);
+	table_add(a, 1, 100, 2.5);
+	assert_int_equal(k[0].alloc_samples, 2);
+	assert_int_equal(k[0].alloc_sampled_bytes, 400);
+	assert_true(k[0].alloc_objects == 4.0);
+	assert_true(k[0].alloc_bytes == 700.0);
+	assert_int_equal(k[0].free_samples, 1);
+	assert_int_equal(k[0].free_sampled_bytes, 100);
+	assert_true(k[0].free_objects == 2.5);
+	assert_true(k[0].free_bytes == 250.0);
+	assert_int_equal(k[0].seq, 6);
+	assert_int_equal(k[0].seq_end, 6);
+	table_add(7, 0, 1, 1.0); /* unpublished: ignored */
+	table_add(-1, 0, 1, 1.0);
+	table_count_thread();
+	table_count_dropped();
+	assert_int_equal(h->threads_created, 1);
+	assert_int_equal(h->dropped, 2); /* the too-deep stack is refused, not dropped */
+	table_fini();
+}
+
+static void test_restart(void **state)
+{
+	const struct seg_header *old, *h;
+	uint64_t f[1] = { 0x401000 };
+
+	(void)state;
+	assert_int_equal(table_init(1000, 8), 0);
+	old = table_segment();
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f, 1), 0);
+	table_lock(); /* as the fork prepare handler leaves it in the child */
+	assert_int_equal(table_restart(), 0);
+	h = table_segment();
+	assert_non_null(h);
+	assert_int_equal(h->bucket_count, 0);
+	assert_int_equal(h->bucket_cap, 8);
+	assert_int_equal(h->sample_rate, 1000);
+	assert_int_equal(maps_count("/memfd:" SEG_NAME), 1); /* the old one is gone */
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f, 1), 0); /* lock free again */
+	(void)old;
+	table_fini();
+	assert_int_equal(table_restart(), -1);
+}
+
+#define WRITES 200000
+static volatile int reader_stop;
+static uint64_t reader_whole, reader_torn_accepted;
+
+static void *writer(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < WRITES; i++)
+		table_add(0, 0, 100, 2.0);
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	const volatile uint64_t *src = arg;
+	uint64_t w[sizeof(struct seg_bucket) / 8];
+	struct seg_bucket b;
+	size_t i;
+
+	while (!reader_stop) {
+		for (i = 0; i < sizeof(w) / 8; i++) /* address order, one word at a time */
+			w[i] = src[i];
+		memcpy(&b, w, sizeof(b));
+		if (b.seq != b.seq_end || (b.seq & 1))
+			continue;
+		reader_whole++;
+		if (b.alloc_sampled_bytes != 100 * b.alloc_samples ||
+		    b.alloc_objects != 2.0 * (double)b.alloc_samples ||
+		    b.alloc_bytes != 200.0 * (double)b.alloc_samples)
+			reader_torn_accepted++;
+	}
+	return NULL;
+}
+
+static void test_seqlock(void **state)
+{
+	const struct seg_header *h;
+	const struct seg_bucket *k;
+	uint64_t f[1] = { 0x401000 };
+	pthread_t w1, w2, r;
+
+	(void)state;
+	assert_int_equal(table_init(1000, 8), 0);
+	h = table_segment();
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f, 1), 0);
+	k = (const struct seg_bucket *)((const char *)h + h->bucket_off);
+	assert_int_equal(pthread_create(&r, NULL, reader, (void *)k), 0);
+	assert_int_equal(pthread_create(&w1, NULL, writer, NULL), 0);
+	assert_int_equal(pthread_create(&w2, NULL, writer, NULL), 0);
+	pthread_join(w1, NULL);
+	pthread_join(w2, NULL);
+	reader_stop = 1;
+	pthread_join(r, NULL);
+	assert_int_equal(k->alloc_samples, 2 * WRITES); /* writers excluded each other */
+	assert_true(k->alloc_objects == 4.0 * WRITES);
+	assert_int_equal(k->seq, 4 * WRITES);
+	assert_int_equal(k->seq_end, 4 * WRITES);
+	assert_true(reader_whole > 0);
+	assert_int_equal(reader_torn_accepted, 0);
+	table_fini();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header),
+		cmocka_unit_test(test_buckets),
+		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_seqlock),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
