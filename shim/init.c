@@ -147,10 +147,12 @@ void shim_init(void)
 	shim_tls.busy++;
 	shim_rate = sample_parse_u64(getenv("CPROF_SAMPLE_RATE"), SAMPLE_DEFAULT_RATE,
 				     (uint64_t)1 << 40);
-	buckets = sample_parse_u64(getenv("CPROF_MAX_BUCKETS"), SEG_DEFAULT_BUCKETS,
-				   SEG_MAX_BUCKETS);
+	/* 0 or not a number: the default; more than the maximum: the maximum. */
+	buckets = sample_parse_u64(getenv("CPROF_MAX_BUCKETS"), SEG_DEFAULT_BUCKETS, UINT64_MAX);
 	if (buckets == 0)
 		buckets = SEG_DEFAULT_BUCKETS;
+	if (buckets > SEG_MAX_BUCKETS)
+		buckets = SEG_MAX_BUCKETS;
 	if (shim_real_pthread_create() == NULL || shim_usable_resolve() == NULL)
 		goto err;
 	if (stack_object_range((const void *)shim_init, &lo, &hi) != 0)

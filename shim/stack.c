@@ -320,7 +320,8 @@ restore:
  * The rule for the frame whose return address (or, for the first frame,
  * resume address) is ip: looks ip - 1 up in the object's .eh_frame_hdr
  * binary-search table, parses the CIE and FDE and runs both programs.
- * 0, or -1 when ip has no FDE or an unsupported one.
+ * 0; -2 when no FDE covers ip (libgcc could not go on either: the walk
+ * ends there); -1 when the FDE is beyond what this interpreter models.
  */
 static int stack_rule_find(uint64_t ip, struct stack_rule *r)
 {
@@ -335,7 +336,7 @@ static int stack_rule_find(uint64_t ip, struct stack_rule *r)
 	int has_z;
 
 	if (_dl_find_object((void *)(uintptr_t)pc, &obj) != 0 || obj.dlfo_eh_frame == NULL)
-		return -1;
+		return -2;
 	hdr = obj.dlfo_eh_frame;
 	/* version 1, eh_frame_ptr any, fde_count udata4, table datarel sdata4 */
 	if (hdr[0] != 1 || hdr[2] != 0x03 || hdr[3] != 0x3b)
@@ -409,8 +410,10 @@ static int stack_rule_find(uint64_t ip, struct stack_rule *r)
 	}
 	pc_begin = stack_ptr(&c, enc);
 	pc_range = stack_ptr(&c, enc & 0x0f);
-	if (c.bad || pc < pc_begin || pc - pc_begin >= pc_range)
-		return -1; /* not covered: no FDE for ip */
+	if (c.bad)
+		return -1;
+	if (pc < pc_begin || pc - pc_begin >= pc_range)
+		return -2; /* not covered: no FDE for ip */
 	if (has_z) {
 		len = stack_uleb(&c); /* FDE augmentation data: skipped */
 		if (len > (uint64_t)(c.end - c.p))
@@ -458,7 +461,7 @@ __attribute__((noinline)) uint32_t stack_capture_fast(uint64_t *frames, uint32_t
 	struct stack_rule r;
 	uint64_t ip, sp, rbp, cfa;
 	uint32_t n = 0;
-	int started = 0;
+	int started = 0, rc;
 
 	*flags = 0;
 	if (max > SEG_MAX_FRAMES)
@@ -468,10 +471,13 @@ __attribute__((noinline)) uint32_t stack_capture_fast(uint64_t *frames, uint32_t
 	sp = g.sp;
 	rbp = g.rbp;
 	for (;;) {
+		rc = 0;
 		if (!stack_cache_get(ip, &r)) {
-			if (stack_rule_find(ip, &r) != 0)
+			rc = stack_rule_find(ip, &r);
+			if (rc == -1 || (rc == -2 && !started))
 				return UINT32_MAX; /* not modelled: the caller falls back */
-			stack_cache_put(ip, &r);
+			if (rc == 0)
+				stack_cache_put(ip, &r);
 		}
 		if (started || ip < stack_skip_lo || ip >= stack_skip_hi) {
 			started = 1;
@@ -481,8 +487,8 @@ __attribute__((noinline)) uint32_t stack_capture_fast(uint64_t *frames, uint32_t
 			}
 			frames[n++] = ip;
 		}
-		if (r.end)
-			return n;
+		if (rc == -2 || r.end)
+			return n; /* no unwind info for ip (e.g. JIT code): it is the last frame */
 		cfa = (r.cfa_rbp ? rbp : sp) + r.cfa_off;
 		if (cfa <= sp || cfa - sp > STACK_MAX_FRAME || (cfa & 7) != 0)
 			return n; /* not a plausible caller frame: stop here */

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@ int table_init(uint64_t rate, uint32_t max_buckets)
 	uint64_t *index = MAP_FAILED;
 	size_t seg_bytes, index_bytes, off, slots = 64;
 	struct timespec ts;
+	struct rlimit fsize;
 	int fd = -1, saved;
 
 	if (max_buckets < 1)
@@ -54,6 +56,12 @@ int table_init(uint64_t rate, uint32_t max_buckets)
 	off = table_round(sizeof(struct seg_header), 64);
 	seg_bytes = table_round(off + (size_t)max_buckets * sizeof(struct seg_bucket), 4096);
 
+	/* ftruncate past RLIMIT_FSIZE would raise SIGXFSZ, which kills the program. */
+	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+	    fsize.rlim_cur < seg_bytes) {
+		errno = EFBIG;
+		return -1;
+	}
 	index = mmap(NULL, index_bytes, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (index == MAP_FAILED)
@@ -247,7 +255,7 @@ void table_add(int32_t b, int is_free, uint64_t size, double w)
 	uint64_t s;
 	unsigned spins = 0;
 
-	if (hd == NULL || b < 0 || (uint64_t)b >= hd->bucket_count)
+	if (hd == NULL || b < 0 || (uint64_t)b >= __atomic_load_n(&hd->bucket_count, __ATOMIC_ACQUIRE))
 		return;
 	k = &table_buckets[b];
 	for (;;) {
