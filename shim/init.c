@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "shim/blocks.h"
+#include "shim/pool.h"
 #include "shim/segment.h"
 #include "shim/shim.h"
 #include "shim/stack.h"
@@ -87,10 +88,12 @@ static void shim_fork_prepare(void)
 	shim_tls.busy++;
 	table_lock();
 	blocks_lock();
+	pool_lock();
 }
 
 static void shim_fork_parent(void)
 {
+	pool_unlock();
 	blocks_unlock();
 	table_unlock();
 	shim_tls.busy--;
@@ -98,12 +101,13 @@ static void shim_fork_parent(void)
 
 /*
  * In the child: forget the parent's sampled blocks (they stay valid heap
- * blocks; freeing one is now an unsampled free), make a segment of its own
+ * or pool blocks; freeing one is now an unsampled free), make a segment of its own
  * and unmap the parent's, and reseed the PRNG so that parent and child do
  * not draw the same intervals.
  */
 static void shim_fork_child(void)
 {
+	pool_reset_lock(); /* the parent's pool blocks stay valid in the child */
 	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_READY) {
 		if (blocks_restart() != 0 || table_restart() != 0) {
 			table_fini();
@@ -161,6 +165,7 @@ void shim_init(void)
 		goto err;
 	if (blocks_init(SHIM_BLOCKS_MIN_LOG2, SHIM_BLOCKS_MAX_LOG2) != 0)
 		goto err;
+	(void)pool_init(); /* without it, sampled blocks come from glibc's memalign */
 	stack_init(lo, hi);
 	shim_warm_up();
 	if (pthread_atfork(shim_fork_prepare, shim_fork_parent, shim_fork_child) != 0)

@@ -17,6 +17,7 @@
 #include <x86intrin.h>
 
 #include "shim/blocks.h"
+#include "shim/pool.h"
 #include "shim/segment.h"
 #include "shim/shim.h"
 #include "shim/stack.h"
@@ -28,10 +29,24 @@
 /* glibc marks a chunk obtained from mmap (always fresh, zero-filled) with this bit. */
 #define SHIM_CHUNK_MMAPPED 2u
 
-/* Non-NULL and 4096-aligned: the only pointers that may be sampled blocks. */
+#define SHIM_MIN_ALIGN 16 /* what malloc promises on x86-64 */
+
+/* Non-NULL and 4096-aligned: large sampled blocks (from glibc) are. */
 static inline int shim_page_aligned(const void *p)
 {
 	return ((uintptr_t)p & (SHIM_PAGE - 1)) == 0 && p != NULL;
+}
+
+/* May p be a sampled block? In the pool, or page-aligned: the only test free() makes. */
+static inline int shim_candidate(const void *p)
+{
+	return pool_owns(p) || ((uintptr_t)p & (SHIM_PAGE - 1)) == 0;
+}
+
+/* The usable size of any block the shim hands out. */
+static size_t shim_usable(void *p)
+{
+	return pool_owns(p) ? pool_usable(p) : shim_real_usable(p);
 }
 
 /* Gives this thread its PRNG seed: its TLS address, the TSC, a counter. */
@@ -96,21 +111,28 @@ static inline __attribute__((always_inline)) void shim_record(void *p, uint64_t 
 }
 
 /*
- * A sampled allocation: size bytes aligned to max(align, 4096), zeroed if
- * zero (unless glibc mmap'd it, which is zero already: a sampled 1 GiB
- * calloc must not touch 1 GiB). align is a power of two.
+ * A sampled allocation of size bytes aligned to align (a power of two),
+ * zeroed if zero. Up to 64 KiB it comes from the pool; larger (or with no
+ * pool) from glibc's memalign, 4096-aligned so that free() can tell, and
+ * zeroed only if glibc did not mmap it (fresh, zero already: a sampled
+ * 1 GiB calloc must not touch 1 GiB).
  */
 static SHIM_COLD void *shim_alloc_sampled(size_t size, size_t align, int zero)
 {
 	void *p;
 
 	shim_tls.busy++;
-	p = __libc_memalign(align < SHIM_PAGE ? SHIM_PAGE : align, size);
+	p = pool_alloc(size, align);
 	if (p != NULL) {
-		if (zero && !(((const size_t *)p)[-1] & SHIM_CHUNK_MMAPPED))
+		if (zero)
 			memset(p, 0, size);
-		shim_record(p, size);
+	} else {
+		p = __libc_memalign(align < SHIM_PAGE ? SHIM_PAGE : align, size);
+		if (p != NULL && zero && !(((const size_t *)p)[-1] & SHIM_CHUNK_MMAPPED))
+			memset(p, 0, size);
 	}
+	if (p != NULL)
+		shim_record(p, size);
 	shim_tls.busy--;
 	return p;
 }
@@ -119,7 +141,7 @@ static SHIM_COLD void *shim_malloc_slow(size_t n)
 {
 	if (!shim_due(&shim_tls, n))
 		return __libc_malloc(n);
-	return shim_alloc_sampled(n, SHIM_PAGE, 0);
+	return shim_alloc_sampled(n, SHIM_MIN_ALIGN, 0);
 }
 
 static inline void *shim_malloc(size_t n)
@@ -129,26 +151,35 @@ static inline void *shim_malloc(size_t n)
 	return shim_malloc_slow(n);
 }
 
-/* A page-aligned free: credit the bucket if p is a sampled block. */
-static SHIM_COLD void shim_free_aligned(void *p)
+/*
+ * A free that may be of a sampled block: credit its bucket if it is one,
+ * and give a pool block back to the pool (also one the block table has
+ * forgotten, such as a parent's after fork).
+ */
+static SHIM_COLD void shim_free_slow(void *p)
 {
 	struct shim_thread *t = &shim_tls;
 	uint64_t size;
 	int32_t b;
 
+	if (p == NULL)
+		return;
 	if (!t->busy) {
 		t->busy++;
 		if (blocks_remove((uintptr_t)p, &size, &b))
 			table_add(b, 1, size, sample_weight(size, shim_rate));
 		t->busy--;
 	}
-	__libc_free(p);
+	if (pool_owns(p))
+		pool_free(p);
+	else
+		__libc_free(p);
 }
 
 static inline void shim_free(void *p)
 {
-	if (__builtin_expect(shim_page_aligned(p), 0)) {
-		shim_free_aligned(p);
+	if (__builtin_expect(shim_candidate(p), 0)) {
+		shim_free_slow(p);
 		return;
 	}
 	__libc_free(p);
@@ -157,7 +188,7 @@ static inline void shim_free(void *p)
 /* Copies what the block p holds, up to n bytes, into q (p is not freed). */
 static void shim_copy(void *q, void *p, size_t n)
 {
-	size_t old = shim_real_usable(p);
+	size_t old = shim_usable(p);
 
 	memcpy(q, p, old < n ? old : n);
 }
@@ -169,8 +200,8 @@ static SHIM_COLD void *shim_realloc_slow(void *p, size_t n)
 
 	if (p == NULL)
 		return shim_malloc(n);
-	if (shim_page_aligned(p) && !t->busy && blocks_contains((uintptr_t)p)) {
-		/* A sampled block never goes to the real realloc: its free must be counted. */
+	if (pool_owns(p) || (shim_page_aligned(p) && !t->busy && blocks_contains((uintptr_t)p))) {
+		/* A sampled (or pool) block never goes to the real realloc: its free must be counted. */
 		if (n == 0) {
 			shim_free(p); /* what glibc's realloc(p, 0) does */
 			return NULL;
@@ -185,7 +216,7 @@ static SHIM_COLD void *shim_realloc_slow(void *p, size_t n)
 	if (n == 0 || !sample_take(&t->left, n) || !shim_due(t, n))
 		return __libc_realloc(p, n);
 	/* An unsampled block whose new size is due: the new block is sampled. */
-	q = shim_alloc_sampled(n, SHIM_PAGE, 0);
+	q = shim_alloc_sampled(n, SHIM_MIN_ALIGN, 0);
 	if (q == NULL)
 		return NULL;
 	shim_copy(q, p, n);
@@ -197,7 +228,7 @@ static inline void *shim_realloc(void *p, size_t n)
 {
 	struct shim_thread *t = &shim_tls;
 
-	if (__builtin_expect(((uintptr_t)p & (SHIM_PAGE - 1)) != 0 && n < t->left, 1)) {
+	if (__builtin_expect(!shim_candidate(p) && n < t->left, 1)) {
 		t->left -= n;
 		return __libc_realloc(p, n);
 	}
@@ -210,12 +241,12 @@ static SHIM_COLD void *shim_calloc_slow(size_t n, size_t size)
 
 	if (__builtin_mul_overflow(n, size, &total) || !shim_due(&shim_tls, total))
 		return __libc_calloc(n, size); /* on overflow: NULL and ENOMEM */
-	return shim_alloc_sampled(total, SHIM_PAGE, 1);
+	return shim_alloc_sampled(total, SHIM_MIN_ALIGN, 1);
 }
 
 static SHIM_COLD void *shim_memalign_slow(size_t align, size_t n)
 {
-	size_t a = SHIM_PAGE;
+	size_t a = SHIM_MIN_ALIGN;
 
 	if (align > SHIM_MAX_ALIGN || !shim_due(&shim_tls, n))
 		return __libc_memalign(align, n);
@@ -314,10 +345,10 @@ SHIM_EXPORT void *pvalloc(size_t n)
 	return shim_memalign_slow(SHIM_PAGE, rounded);
 }
 
-/* Every pointer the shim hands out is a glibc block (sampled ones via memalign). */
+/* A pool block's class size; glibc's answer for everything else. */
 SHIM_EXPORT size_t malloc_usable_size(void *p)
 {
-	return shim_real_usable(p);
+	return shim_usable(p);
 }
 
 /* C23 (glibc 2.39+); harmless to define on older glibc, which does not call them. */
