@@ -107,7 +107,8 @@ static void shim_fork_parent(void)
  */
 static void shim_fork_child(void)
 {
-	pool_reset_lock(); /* the parent's pool blocks stay valid in the child */
+	pool_reset_lock(); /* the parent's pool blocks stay valid in the child... */
+	pool_new_epoch();  /* ...but their records no longer count */
 	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_READY) {
 		if (blocks_restart() != 0 || table_restart() != 0) {
 			table_fini();

@@ -89,9 +89,10 @@ static int shim_due(struct shim_thread *t, uint64_t size)
 }
 
 /*
- * Enters the sampled block p of size bytes in its bucket and the block
- * table. Inlined into its one caller: every shim frame costs the unwinder
- * a step (~300 ns) only to be skipped.
+ * Enters the sampled block p of size bytes in its bucket, and where its
+ * free will find it: the pool block's own record, or the block table.
+ * Inlined into its one caller: every shim frame costs the unwinder a step
+ * only to be skipped.
  */
 static inline __attribute__((always_inline)) void shim_record(void *p, uint64_t size)
 {
@@ -101,13 +102,14 @@ static inline __attribute__((always_inline)) void shim_record(void *p, uint64_t 
 
 	n = stack_capture(frames, SEG_MAX_FRAMES, &flags);
 	b = table_bucket(SEG_KIND_ALLOC, flags, frames, n);
-	if (b < 0)
-		return; /* table full or off: counted there */
-	if (blocks_insert((uintptr_t)p, size, b) != 0) {
+	if (pool_owns(p)) {
+		*pool_meta(p) = (struct pool_meta){ b, pool_epoch, size };
+	} else if (b >= 0 && blocks_insert((uintptr_t)p, size, b) != 0) {
 		table_count_dropped(); /* untracked: its free would go uncounted */
 		return;
 	}
-	table_add(b, 0, size, sample_weight(size, shim_rate));
+	if (b >= 0) /* else the table is full or off: counted there */
+		table_add(b, 0, size, sample_weight(size, shim_rate));
 }
 
 /*
@@ -153,8 +155,9 @@ static inline void *shim_malloc(size_t n)
 
 /*
  * A free that may be of a sampled block: credit its bucket if it is one,
- * and give a pool block back to the pool (also one the block table has
- * forgotten, such as a parent's after fork).
+ * and give a pool block back to the pool (also one whose record no longer
+ * counts, such as a parent's after fork). A pool block's record is its
+ * own: no table, no lock.
  */
 static SHIM_COLD void shim_free_slow(void *p)
 {
@@ -164,16 +167,25 @@ static SHIM_COLD void shim_free_slow(void *p)
 
 	if (p == NULL)
 		return;
+	if (pool_owns(p)) {
+		struct pool_meta *m = pool_meta(p);
+
+		if (m->bucket >= 0 && m->epoch == pool_epoch && !t->busy) {
+			t->busy++;
+			table_add(m->bucket, 1, m->size, sample_weight(m->size, shim_rate));
+			t->busy--;
+		}
+		m->bucket = -1;
+		pool_free(p);
+		return;
+	}
 	if (!t->busy) {
 		t->busy++;
 		if (blocks_remove((uintptr_t)p, &size, &b))
 			table_add(b, 1, size, sample_weight(size, shim_rate));
 		t->busy--;
 	}
-	if (pool_owns(p))
-		pool_free(p);
-	else
-		__libc_free(p);
+	__libc_free(p);
 }
 
 static inline void shim_free(void *p)

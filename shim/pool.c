@@ -22,11 +22,13 @@
 
 uintptr_t pool_base;
 uintptr_t pool_span;
+uint32_t pool_epoch = 1;
 
 struct pool_class {
 	void *free;         /* freed blocks, linked through their first word */
 	uintptr_t bump;     /* offset of the next never-used block */
 	uintptr_t writable; /* bytes made writable */
+	uintptr_t meta_writable; /* bytes of its records made writable */
 };
 
 static struct pool_class pool_class[POOL_CLASSES];
@@ -34,7 +36,7 @@ static int pool_mutex;
 
 int pool_init(void)
 {
-	size_t span = (size_t)POOL_CLASSES << POOL_CLASS_SHIFT;
+	size_t span = (size_t)POOL_CLASSES << POOL_CLASS_SHIFT; /* blocks; as much again for records */
 	struct rlimit as;
 	unsigned k;
 	void *m;
@@ -42,11 +44,11 @@ int pool_init(void)
 	/* Under an address-space limit, 52 GiB reserved would be taken from the program's. */
 	if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY)
 		return -1;
-	m = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	m = mmap(NULL, 2 * span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
 	for (k = 0; k < POOL_CLASSES; k++)
-		pool_class[k] = (struct pool_class){ NULL, 0, 0 };
+		pool_class[k] = (struct pool_class){ NULL, 0, 0, 0 };
 	pool_mutex = 0;
 	pool_base = (uintptr_t)m;
 	__atomic_store_n(&pool_span, span, __ATOMIC_RELEASE);
@@ -57,7 +59,7 @@ void pool_fini(void)
 {
 	if (pool_span == 0)
 		return;
-	munmap((void *)pool_base, pool_span);
+	munmap((void *)pool_base, 2 * pool_span);
 	pool_span = 0;
 	pool_base = 0;
 }
@@ -91,9 +93,21 @@ void *pool_alloc(size_t size, size_t align)
 		goto out;
 	}
 	if (c->bump + bsize > c->writable) {
-		if (c->writable + POOL_GROW > ((uintptr_t)1 << POOL_CLASS_SHIFT) ||
-		    mprotect((void *)(start + c->writable), POOL_GROW, PROT_READ | PROT_WRITE) != 0)
-			goto out; /* class full or no memory: the caller uses glibc */
+		/* The records of the new blocks, 16 bytes each, rounded to whole pages. */
+		uintptr_t meta = ((c->writable + POOL_GROW) >> (k + POOL_MIN_SHIFT)) *
+				 sizeof(struct pool_meta);
+
+		meta = (meta + 4095) & ~(uintptr_t)4095;
+		if (c->writable + POOL_GROW > ((uintptr_t)1 << POOL_CLASS_SHIFT))
+			goto out; /* class full: the caller uses glibc */
+		if (meta > c->meta_writable) {
+			if (mprotect((void *)(start + pool_span + c->meta_writable), meta - c->meta_writable,
+				     PROT_READ | PROT_WRITE) != 0)
+				goto out;
+			c->meta_writable = meta;
+		}
+		if (mprotect((void *)(start + c->writable), POOL_GROW, PROT_READ | PROT_WRITE) != 0)
+			goto out;
 		c->writable += POOL_GROW;
 	}
 	p = (void *)(start + c->bump);
@@ -116,6 +130,19 @@ void pool_free(void *p)
 size_t pool_usable(const void *p)
 {
 	return (size_t)1 << ((((uintptr_t)p - pool_base) >> POOL_CLASS_SHIFT) + POOL_MIN_SHIFT);
+}
+
+struct pool_meta *pool_meta(const void *p)
+{
+	uintptr_t off = (uintptr_t)p - pool_base, k = off >> POOL_CLASS_SHIFT;
+	uintptr_t i = (off & (((uintptr_t)1 << POOL_CLASS_SHIFT) - 1)) >> (k + POOL_MIN_SHIFT);
+
+	return (struct pool_meta *)(pool_base + pool_span + (k << POOL_CLASS_SHIFT)) + i;
+}
+
+void pool_new_epoch(void)
+{
+	pool_epoch++;
 }
 
 void pool_lock(void)

@@ -17,6 +17,11 @@
  *    follows from its address and every block is aligned to its size;
  *  - every pointer inside the region is a pool block: free() must give it
  *    back here (also in a fork child, which inherits the parent's blocks);
+ *  - each block has a metadata record (its sample's bucket and size) in a
+ *    parallel region, found from its address: freeing a sampled pool
+ *    block needs no table and no lock. A record counts only if its epoch
+ *    is the current one: a fork child starts a new epoch and so forgets
+ *    the parent's samples without touching them;
  *  - one leaf lock (shim/lock.h) for allocation and free;
  *  - no dependency on other shim files.
  */
@@ -52,9 +57,24 @@ void pool_free(void *p);
 /* The usable size of p (pool_owns(p)): its class size. */
 size_t pool_usable(const void *p);
 
+/* The metadata of a pool block; the caller owns it as long as it owns the block. */
+struct pool_meta {
+	int32_t bucket; /* its sample's bucket, or -1 */
+	uint32_t epoch; /* pool_epoch when it was written */
+	uint64_t size;  /* bytes requested */
+};
+
+extern uint32_t pool_epoch __attribute__((visibility("hidden")));
+
+/* The record of pool block p (pool_owns(p), allocated). */
+struct pool_meta *pool_meta(const void *p);
+
 /* Takes / releases the lock (around fork); pool_reset_lock in the child. */
 void pool_lock(void);
 void pool_unlock(void);
 void pool_reset_lock(void);
+
+/* In a fork child: a new epoch, so the parent's records no longer count. */
+void pool_new_epoch(void);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * test_shim_pool.c — unit tests for shim/pool.c, linked alone: size
  * classes and alignment, reuse of freed blocks, ownership by address,
- * the 64 KiB limit, growth past one writable MiB, and the "no pool" state.
+ * the 64 KiB limit, growth past one writable MiB, the "no pool" state,
+ * and the per-block records (writable, one per block, in block order).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,11 +71,42 @@ static void test_reuse_and_growth(void **state)
 	assert_null(pool_alloc(8, 16)); /* no pool */
 }
 
+static void test_meta(void **state)
+{
+	enum { N = 20000 };
+	static void *p[N];
+	struct pool_meta *m;
+	uint32_t e;
+	int i;
+
+	(void)state;
+	assert_int_equal(pool_init(), 0);
+	for (i = 0; i < N; i++) { /* 16 B blocks: their records span several pages */
+		p[i] = pool_alloc(16, 16);
+		assert_non_null(p[i]);
+		*pool_meta(p[i]) = (struct pool_meta){ i, pool_epoch, (uint64_t)i * 3 };
+	}
+	for (i = 0; i < N; i++) {
+		m = pool_meta(p[i]);
+		assert_int_equal(m->bucket, i);
+		assert_int_equal(m->size, (uint64_t)i * 3);
+		if (i > 0)
+			assert_true(m == pool_meta(p[i - 1]) + 1);
+	}
+	m = pool_meta(pool_alloc(60000, 16)); /* largest class */
+	m->size = 1;
+	e = pool_epoch;
+	pool_new_epoch();
+	assert_int_equal(pool_epoch, e + 1);
+	pool_fini();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_reuse_and_growth),
+		cmocka_unit_test(test_meta),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
