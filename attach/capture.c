@@ -230,6 +230,7 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	rep->gone = rep->sm.gone;
 	rep->execed = rep->sm.execed;
 	rep->stop_signal = rep->sm.stop_signal;
+	rep->lost_access = rep->sm.lost_access;
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
 	rep->rec = *recorder_stats(rec);
 	rep->cpu_self_s = capture_self_cpu();

@@ -29,6 +29,7 @@ struct capture_report {
 	uint64_t threads;          /* distinct threads sampled; 0 when not applicable */
 	int gone, execed;          /* the target exited / exec'd during the capture */
 	int stop_signal;           /* SIGINT/SIGTERM ended the capture early, or 0 */
+	int lost_access;           /* the right to trace the target was lost mid-capture */
 	double cpu_self_s;         /* cprof-attach's own CPU time */
 	/* The ptrace source fills these (ptrace set). */
 	int ptrace;

@@ -212,6 +212,7 @@ static void sampler_finish(struct sampler *sm, struct session *s)
 	free(tids);
 	sm->gone = s->gone;
 	sm->execed = s->execed;
+	sm->lost_access = s->lost;
 	sm->stop_signal = s->stop_signal;
 	sm->stats = s->stats;
 	sm->pause_p50_ns = session_pause_percentile(s, 50);
@@ -269,7 +270,7 @@ void *sampler_main(void *arg)
 	pfd[2].fd = s.pidfd; /* -1 is ignored by poll */
 	pfd[2].events = POLLIN;
 	for (;;) {
-		if (s.stop_signal || s.gone || s.execed)
+		if (s.stop_signal || s.gone || s.execed || s.lost)
 			break;
 		now = clock_mono_ns();
 		if (now >= deadline)

@@ -42,6 +42,7 @@ struct sampler {
 	/* Results. */
 	int attach_errno;         /* nonzero: attaching failed with it */
 	int gone, execed, stop_signal;
+	int lost_access;          /* the right to trace it was lost mid-capture */
 	uint64_t start_real_ns, start_mono_ns, end_mono_ns;
 	uint64_t samples;         /* snapshots queued */
 	uint64_t lost;            /* snapshots dropped: queue full */

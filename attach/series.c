@@ -79,6 +79,12 @@ static int series_one(const struct options *o, const struct target *t, const cha
 	}
 	if (o->stats)
 		report_stats(rep);
+	if (rep->samples == 0 && rep->lost_access) {
+		target_lost_access(t);
+		outfile_abort(&out);
+		code = EXIT_ATTACH;
+		goto done;
+	}
 	if (rep->samples == 0 && (rep->gone || rep->execed)) {
 		error("%d (%s) %s before anything was captured; no profile written", (int)t->pid,
 		      t->comm, rep->gone ? "exited" : "executed a new program");
@@ -92,6 +98,9 @@ static int series_one(const struct options *o, const struct target *t, const cha
 	if (rep->gone || rep->execed) {
 		warning("%d (%s) %s during the capture; the profile holds what was collected",
 			(int)t->pid, t->comm, rep->gone ? "exited" : "executed a new program");
+		code = EXIT_PARTIAL;
+	} else if (rep->lost_access) {
+		target_lost_access(t);
 		code = EXIT_PARTIAL;
 	}
 	report_written(o, rep, path);
@@ -127,6 +136,10 @@ int series_run(const struct options *o, const struct target *t)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (t->state == 'T' && !o->quiet)
+		note("%d (%s) is stopped (SIGSTOP or a debugger): it runs no code until SIGCONT%s",
+		     (int)t->pid, t->comm,
+		     o->kind->policy == POLICY_CPU ? ", so a cpu profile will be empty" : "");
 	start = clock_mono_ns();
 	for (n = 1; o->count == 0 || n <= o->count; n++) {
 		v.pid = t->pid;
@@ -141,7 +154,7 @@ int series_run(const struct options *o, const struct target *t)
 		code = series_one(o, t, path, n, &rep);
 		if (code == EXIT_OK || code == EXIT_PARTIAL)
 			written++;
-		if (code != EXIT_OK || rep.stop_signal || (o->count && n == o->count))
+		if (code != EXIT_OK || rep.stop_signal || rep.lost_access || (o->count && n == o->count))
 			break;
 		w = series_wait(t, sigfd, start + n * o->every_ns);
 		if (w == 1)

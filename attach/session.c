@@ -18,6 +18,7 @@
 
 #include "attach/session.h"
 #include "attach/stopcopy.h"
+#include "attach/target.h"
 #include "common/err.h"
 #include "common/proc.h"
 
@@ -181,6 +182,17 @@ void session_poll(struct session *s)
 	int status;
 
 	session_drain_signals(s);
+	if (s->doubt) {
+		char p[64], buf[256];
+
+		/* The start-up check again: refused now means the rights are gone. */
+		s->doubt = 0;
+		snprintf(p, sizeof(p), "/proc/%d/syscall", (int)s->pid);
+		if (proc_read(p, buf, sizeof(buf)) < 0 && (errno == EACCES || errno == EPERM))
+			s->lost = 1;
+		else if (target_traced_by_other(s->pid))
+			s->lost = 1;
+	}
 	if (s->pidfd >= 0) {
 		struct pollfd pfd = { .fd = s->pidfd, .events = POLLIN };
 

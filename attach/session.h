@@ -62,6 +62,8 @@ struct session {
 	int gone;                 /* the process has exited */
 	int execed;               /* the process replaced its program */
 	int stop_signal;          /* SIGINT/SIGTERM/SIGHUP received, or 0 */
+	int lost;                 /* the right to trace it was lost mid-capture */
+	int doubt;                /* a refusal that may mean lost rights: check them */
 	uint32_t late;            /* threads seized whose stop came after their batch gave up */
 	uint64_t scan_no;         /* rescan counter, to find vanished threads */
 	uint64_t exe_ino, start_code; /* the program, to notice an exec */
@@ -92,7 +94,11 @@ int session_start(struct session *s);
  */
 int session_rescan(struct session *s);
 
-/* Handle signals to cprof-attach, late stops and the process's exit; never blocks. */
+/*
+ * Handle signals to cprof-attach, late stops and the process's exit;
+ * settle a doubt about our rights (a thread that is exiting refuses
+ * PTRACE_SEIZE too, so one refusal proves nothing). Never blocks.
+ */
 void session_poll(struct session *s);
 
 /*

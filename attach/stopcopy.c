@@ -182,8 +182,11 @@ static int seize(struct session *s, struct thread *t)
 {
 	t->intr_ns = clock_mono_ns();
 	if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0) {
-		if (errno == EPERM)
+		if (errno == EPERM) {
+			/* Exiting, or another tracer came, or its credentials changed. */
 			s->stats.seize_failures++;
+			s->doubt = 1;
+		}
 		return -1;
 	}
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
@@ -270,6 +273,8 @@ void session_sample(struct session *s, const pid_t *tids, uint32_t n, int runnin
 		}
 		t->flags &= ~THREAD_ASLEEP;
 		st = thread_read_syscall(&s->threads, t, &nr, &sp, &pc);
+		if (st < 0 && (errno == EACCES || errno == EPERM))
+			s->doubt = 1; /* the kernel may no longer let us look */
 		if (st == 1 && seize(s, t) == 0)
 			waiting++;
 		else if (st == 0 && !running_only)

@@ -133,3 +133,29 @@ int target_attach_error(const struct target *t, int e)
 	errno = e;
 	return error_errno("cannot attach to %d (%s)", (int)t->pid, t->comm);
 }
+
+void target_lost_access(const struct target *t)
+{
+	struct target now;
+	char tracer[17];
+	pid_t tgid;
+
+	if (target_read(&now, t->pid, &tgid) == 0 && now.tracer && now.tracer != getpid()) {
+		read_comm(now.tracer, tracer, sizeof(tracer));
+		warning("pid %d (%s) began tracing %d (%s) mid-capture; stopped there, the profile "
+			"holds what was collected",
+			(int)now.tracer, tracer, (int)t->pid, t->comm);
+		return;
+	}
+	warning("%d (%s) may no longer be traced (its credentials changed or it became "
+		"non-dumpable); stopped there, the profile holds what was collected",
+		(int)t->pid, t->comm);
+}
+
+int target_traced_by_other(pid_t pid)
+{
+	struct target now;
+	pid_t tgid;
+
+	return target_read(&now, pid, &tgid) == 0 && now.tracer && now.tracer != getpid();
+}

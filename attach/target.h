@@ -28,6 +28,15 @@ struct target {
  */
 int target_check(struct target *t, pid_t pid);
 
+/*
+ * Explain, as a warning, that the right to trace t was lost mid-capture:
+ * another tracer (named) attached, or its credentials changed.
+ */
+void target_lost_access(const struct target *t);
+
+/* Whether pid is traced by a process other than cprof-attach. */
+int target_traced_by_other(pid_t pid);
+
 /* Explain a failed PTRACE_SEIZE with errno e; returns -1. */
 int target_attach_error(const struct target *t, int e);
 
