@@ -1,10 +1,11 @@
 #ifndef CPROF_SHIM_BLOCKS_H
 #define CPROF_SHIM_BLOCKS_H
 /*
- * blocks — the table of live sampled blocks: address -> (size, bucket), so
- * that free() can credit a sampled block's bucket. Only page-aligned
- * addresses are ever stored (sampled blocks are allocated 4096-aligned),
- * so free() asks this table only about page-aligned pointers.
+ * blocks — the table of live sampled blocks that glibc allocated (those
+ * over 64 KiB, or all when there is no pool): address -> (size, bucket),
+ * so that free() can credit a sampled block's bucket. Such blocks are
+ * allocated 4096-aligned, so free() asks this table only about
+ * page-aligned pointers.
  *
  * Invariants:
  *  - the table lives in private anonymous memory (never the heap), at
