@@ -154,7 +154,7 @@ static void *reader(void *arg)
 	struct seg_bucket b;
 	size_t i;
 
-	while (!reader_stop) {
+	do { /* at least once, however late this thread runs */
 		for (i = 0; i < sizeof(w) / 8; i++) /* address order, one word at a time */
 			w[i] = src[i];
 		memcpy(&b, w, sizeof(b));
@@ -165,7 +165,7 @@ static void *reader(void *arg)
 		    b.alloc_objects != 2.0 * (double)b.alloc_samples ||
 		    b.alloc_bytes != 200.0 * (double)b.alloc_samples)
 			reader_torn_accepted++;
-	}
+	} while (!reader_stop);
 	return NULL;
 }
 
