@@ -1,19 +1,34 @@
 # cprof — one plain Makefile. Sources are found by wildcard: a new .c file in
 # a module directory is built without touching this file.
 #
-#   make              build build/cprof-attach
+#   make              build build/cprof-attach and build/libcprof.so
 #   make demo         install missing packages, build, profile a bundled workload
 #   make check        install missing packages, build, run every test
+#   make check SANITIZE=address,undefined
+#                     the same with cprof-attach and the unit tests built with
+#                     sanitizers, in build-san/ (the shim and the test targets
+#                     stay plain: they run inside other programs)
+#   make stress       the long fault tests (CPROF_STRESS=10)
+#   make fuzz         libFuzzer harnesses (clang) for the untrusted-input
+#                     parsers, each for FUZZ_SECONDS (default 60)
 #   make install      install into $(DESTDIR)$(PREFIX) (default /usr/local)
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 PREFIX  ?= /usr/local
+SANITIZE ?=
+ifeq ($(SANITIZE),)
 B       := build
+SAN_FLAGS :=
+else
+B       := build-san
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 CPPFLAGS += -I. -I$(B) -D_GNU_SOURCE
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -pthread
+BASE_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -pthread
+ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS)
 LIBS     := -lunwind-x86_64 -lunwind -lelf -lz -lprotobuf-c -lstdc++ -lm -pthread
 
 # Everything but the program's main() goes into one static library that the
@@ -44,7 +59,7 @@ TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 # without frame pointers, so that only DWARF CFI can unwind them.
 TARGET_CFLAGS := -O2 -fomit-frame-pointer -fno-inline-functions-called-once -pthread $(WARN)
 
-.PHONY: all tests check check-unit check-e2e demo deps install clean
+.PHONY: all tests check check-unit check-e2e stress fuzz demo deps install clean
 all: $(PROG) $(SHIM)
 
 $(PROTO_C) $(PROTO_H): proto/profile.proto
@@ -68,7 +83,7 @@ $(B)/obj/proto/profile.pb-c.o: $(PROTO_C)
 
 $(B)/obj-pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(SHIM): $(SHIM_OBJ)
 	$(CC) $(CFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl -lgcc_s -lm -pthread
@@ -82,19 +97,19 @@ $(B)/libcprof-core.a: $(CORE_OBJ)
 	ar rcs $@ $^
 
 $(PROG): $(B)/obj/attach/main.o $(B)/libcprof-core.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
 
 $(B)/tests/unit/test_shim_%: $(B)/obj/tests/unit/test_shim_%.o $(B)/obj-pic/shim/%.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka -lm -pthread
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lcmocka -lm -pthread
 
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(B)/libcprof-core.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LIBS)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lcmocka $(LIBS)
 
 $(B)/tests/tools/%: $(B)/obj/tests/tools/%.o $(B)/libcprof-core.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
 
 $(B)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
@@ -114,7 +129,12 @@ check-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
 check-e2e: tests
-	tests/e2e/run
+	CPROF_BUILD=$(CURDIR)/$(B) tests/e2e/run
+
+stress:
+	scripts/install-deps test
+	$(MAKE) tests
+	CPROF_BUILD=$(CURDIR)/$(B) CPROF_STRESS=10 tests/e2e/run faults
 
 demo:
 	scripts/install-deps test
@@ -127,6 +147,7 @@ install: $(PROG) $(SHIM)
 	install -D -m 0644 doc/cprof-attach.1 $(DESTDIR)$(PREFIX)/share/man/man1/cprof-attach.1
 
 clean:
-	rm -rf $(B)
+	rm -rf build build-san
 
 -include $(shell find $(B)/obj $(B)/obj-pic -name '*.d' 2>/dev/null)
+.SECONDARY:

@@ -44,6 +44,9 @@ enum kind_values {
 #define FORMAT_PPROF 1u /* gzip-compressed profile.proto */
 #define FORMAT_TEXT 2u  /* Go's legacy text form (debug=1) */
 #define FORMAT_DUMP 4u  /* a thread dump for people (debug=2) */
+#define FORMAT_FOLDED 8u /* collapsed stacks for flamegraph.pl, inferno, speedscope */
+#define FORMAT_SVG 16u  /* a self-contained interactive flame graph */
+#define FORMAT_STACKS (FORMAT_PPROF | FORMAT_FOLDED | FORMAT_SVG) /* every kind has these */
 
 struct kind {
 	const char *name;

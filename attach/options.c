@@ -24,9 +24,11 @@ static const struct {
 	unsigned bit;
 	const char *help;
 } formats[] = {
-	{ "pprof", FORMAT_PPROF, "gzip-compressed profile.proto, for go tool pprof (default)" },
-	{ "text", FORMAT_TEXT, "Go's legacy text form (debug=1), which pprof also reads" },
-	{ "dump", FORMAT_DUMP, "a thread dump for people: every thread, its state and stack" },
+	{ "pprof", FORMAT_PPROF, "gzip-compressed profile.proto for go tool pprof (default)" },
+	{ "text", FORMAT_TEXT, "Go's legacy text form, which pprof also reads" },
+	{ "dump", FORMAT_DUMP, "a thread dump for people: each thread, its state, its stack" },
+	{ "folded", FORMAT_FOLDED, "collapsed stacks for flamegraph.pl, inferno, speedscope" },
+	{ "svg", FORMAT_SVG, "an interactive flame graph: hover, click to zoom, search" },
 };
 
 unsigned format_find(const char *name)
@@ -154,11 +156,18 @@ static void usage(FILE *f)
 		fprintf(f, "                           %-12s %s\n", k[i].name, k[i].help);
 	fprintf(f, "      --format FORMAT    how to write it, one of:\n");
 	for (j = 0; j < sizeof(formats) / sizeof(formats[0]); j++) {
-		fprintf(f, "                           %-12s %s; for", formats[j].name, formats[j].help);
+		unsigned all = 1;
+
+		fprintf(f, "                           %-7s %s\n", formats[j].name, formats[j].help);
+		for (i = 0; i < n; i++)
+			all &= !!(k[i].formats & formats[j].bit);
+		if (all)
+			continue;
+		fprintf(f, "                                   (only");
 		for (i = 0; i < n; i++)
 			if (k[i].formats & formats[j].bit)
 				fprintf(f, " %s", k[i].name);
-		fprintf(f, "\n");
+		fprintf(f, ")\n");
 	}
 	fprintf(f,
 		"  -d, --duration DUR     how long to sample: 30s, 500ms, 2m, 1h, 1m30s (default 30s);\n"
@@ -303,7 +312,8 @@ int options_parse(struct options *o, int argc, char **argv)
 		case OPT_FORMAT:
 			o->format = format_find(optarg);
 			if (!o->format)
-				return error("unknown format \"%s\": expected pprof, text or dump",
+				return error("unknown format \"%s\": expected pprof, text, dump, folded "
+					     "or svg",
 					     optarg);
 			break;
 		case 'q':

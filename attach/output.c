@@ -12,8 +12,11 @@
 #include "attach/target.h"
 #include "common/err.h"
 #include "model/profile.h"
+#include "writer/folded.h"
 #include "writer/pprof.h"
+#include "writer/svg.h"
 #include "writer/text.h"
+#include "writer/top.h"
 
 #define PROFILE_MAX_BYTES (1u << 30)
 
@@ -50,6 +53,27 @@ static int write_dump(const struct profile *p, const struct write_ctx *c, struct
 	return text_write_dump(p, title, b);
 }
 
+static int write_folded(const struct profile *p, const struct write_ctx *c, struct buf *b)
+{
+	(void)c;
+	return folded_write(p, top_default_value(p), b);
+}
+
+static int write_svg(const struct profile *p, const struct write_ctx *c, struct buf *b)
+{
+	size_t v = top_default_value(p);
+	const struct profile_value_type *vt = profile_sample_types(p);
+	char title[256], when[64];
+	time_t sec = (time_t)(c->rep->start_real_ns / 1000000000u);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	snprintf(title, sizeof(title), "%s of %d (%s), %s", profile_string(p, vt[v].type),
+		 (int)c->t->pid, c->t->comm, when);
+	return svg_write(p, v, title, profile_string(p, vt[v].unit), b);
+}
+
 static const struct {
 	unsigned format;
 	const char *ext;
@@ -58,6 +82,8 @@ static const struct {
 	{ FORMAT_PPROF, "pb.gz", write_pprof },
 	{ FORMAT_TEXT, "txt", write_text },
 	{ FORMAT_DUMP, "txt", write_dump },
+	{ FORMAT_FOLDED, "folded", write_folded },
+	{ FORMAT_SVG, "svg", write_svg },
 };
 
 static size_t writer_index(unsigned format)

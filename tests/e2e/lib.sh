@@ -7,7 +7,7 @@
 
 set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-B=$TOP/build
+B=${CPROF_BUILD:-$TOP/build}
 ATTACH=$B/cprof-attach
 PBDUMP=$B/tests/tools/pbdump
 TARGETS=$B/tests/targets

@@ -60,4 +60,10 @@ bad=$(comm -23 "$WORK/nonleaf.txt" "$WORK/callsites.txt" | wc -l)
 echo "non-leaf executable addresses: $total, not a call site: $bad"
 check "non-leaf executable addresses found" [ "$total" -ge 5 ]
 check "every non-leaf address is a call site (return address - 1)" [ "$bad" = 0 ]
+
+# Folded stacks: every line parses under flamegraph.pl's rule, hot function there.
+"$ATTACH" -p "$TPID" -d 1s --format folded -o "$WORK/p.folded" -q
+check "folded: written" [ -s "$WORK/p.folded" ]
+check "folded: every line matches ^(.*)\\s+(\\d+)\$" sh -c "! grep -vP '^(.*)\\s+(\\d+)\$' '$WORK/p.folded' | grep -q ."
+check "folded: the hot function is there, root first" grep -qE '^clone3;start_thread;.*;cmp_slow [0-9]+$' "$WORK/p.folded"
 finish
