@@ -131,6 +131,31 @@ check-unit: $(UNIT_BIN)
 check-e2e: tests
 	CPROF_BUILD=$(CURDIR)/$(B) tests/e2e/run
 
+# libFuzzer harnesses, built with clang and ASan+UBSan against the parsers
+# of untrusted input; each runs FUZZ_SECONDS from its corpus in tests/fuzz.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c attach/segment.c
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ $< $(FUZZ_LIB) -lelf -pthread
+
+fuzz:
+	scripts/install-deps fuzz
+	$(MAKE) $(FUZZ_BIN)
+	@set -e; for f in $(FUZZ_BIN); do n=$${f#build-fuzz/fuzz_}; \
+		mkdir -p build-fuzz/corpus/$$n; \
+		echo "== fuzz $$n for $(FUZZ_SECONDS)s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+			build-fuzz/corpus/$$n tests/fuzz/corpus/$$n 2>&1 | \
+			grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|crash|leak' || true; \
+		test -z "$$(ls crash-* leak-* timeout-* oom-* 2>/dev/null)" || { echo "fuzz $$n found a failure"; exit 1; }; \
+	done
+
 stress:
 	scripts/install-deps test
 	$(MAKE) tests
@@ -147,7 +172,7 @@ install: $(PROG) $(SHIM)
 	install -D -m 0644 doc/cprof-attach.1 $(DESTDIR)$(PREFIX)/share/man/man1/cprof-attach.1
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(B)/obj $(B)/obj-pic -name '*.d' 2>/dev/null)
 .SECONDARY:
