@@ -183,11 +183,7 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	rep->sm.queue = &q;
 
 	/* Every thread inherits this mask; the tracer reads them from a signalfd. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	proc_stop_signals(&set, 1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (pthread_create(&tracer, NULL, sampler_main, &rep->sm)) {
 		error("cannot start the tracer thread");

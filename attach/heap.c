@@ -83,10 +83,7 @@ static int wait_window(const struct target *t, uint64_t ns, int *sig)
 	sigset_t set;
 	int r = 0;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	proc_stop_signals(&set, 0);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	pfd[0].fd = signalfd(-1, &set, SFD_CLOEXEC);
 	pfd[0].events = POLLIN;

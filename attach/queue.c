@@ -57,14 +57,11 @@ int queue_push(struct queue *q, struct snapshot *s)
 	return r;
 }
 
-struct snapshot *queue_pop(struct queue *q)
+/* Unlink the head (the caller holds the lock). */
+static struct snapshot *queue_take(struct queue *q)
 {
-	struct snapshot *s;
+	struct snapshot *s = q->head;
 
-	pthread_mutex_lock(&q->lock);
-	while (!q->head && !q->closed)
-		pthread_cond_wait(&q->cond, &q->lock);
-	s = q->head;
 	if (s) {
 		q->head = s->next;
 		if (!q->head)
@@ -72,6 +69,17 @@ struct snapshot *queue_pop(struct queue *q)
 		q->items--;
 		q->bytes -= s->img.stack_len;
 	}
+	return s;
+}
+
+struct snapshot *queue_pop(struct queue *q)
+{
+	struct snapshot *s;
+
+	pthread_mutex_lock(&q->lock);
+	while (!q->head && !q->closed)
+		pthread_cond_wait(&q->cond, &q->lock);
+	s = queue_take(q);
 	pthread_mutex_unlock(&q->lock);
 	return s;
 }
@@ -92,14 +100,7 @@ struct snapshot *queue_pop_timed(struct queue *q, unsigned ms, int *closed)
 	while (!q->head && !q->closed)
 		if (pthread_cond_timedwait(&q->cond, &q->lock, &until) != 0)
 			break;
-	s = q->head;
-	if (s) {
-		q->head = s->next;
-		if (!q->head)
-			q->tail = NULL;
-		q->items--;
-		q->bytes -= s->img.stack_len;
-	}
+	s = queue_take(q);
 	*closed = !s && q->closed;
 	pthread_mutex_unlock(&q->lock);
 	return s;

@@ -84,23 +84,6 @@ void report_top(const struct profile *prof, unsigned n)
 	buf_release(&b);
 }
 
-static int put_json_string(struct buf *b, const char *s)
-{
-	int r = buf_append(b, "\"", 1);
-
-	for (; *s && r == 0; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			r = buf_printf(b, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			r = buf_printf(b, "\\u%04x", c);
-		else
-			r = buf_append(b, s, 1);
-	}
-	return r ? r : buf_append(b, "\"", 1);
-}
-
 void report_json(const struct options *o, const struct target *t, const struct capture_report *rep,
 		 const char *path, unsigned number, int code)
 {
@@ -111,7 +94,7 @@ void report_json(const struct options *o, const struct target *t, const struct c
 	buf_init(&b, 1 << 16);
 	r = buf_printf(&b, "{\"path\":");
 	if (r == 0)
-		r = code == EXIT_OK || code == EXIT_PARTIAL ? put_json_string(&b, path)
+		r = code == EXIT_OK || code == EXIT_PARTIAL ? buf_quote(&b, path, 1)
 							     : buf_printf(&b, "null");
 	if (r == 0)
 		r = buf_printf(&b, ",\"type\":\"%s\",\"pid\":%d,\"capture\":%u,\"exit\":%d,"

@@ -130,10 +130,7 @@ int series_run(const struct options *o, const struct target *t)
 		error("output name \"%s\" is the same for every capture: add %%n or %%t", tp);
 		return EXIT_USAGE;
 	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	proc_stop_signals(&set, 0);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (t->state == 'T' && !o->quiet)

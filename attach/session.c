@@ -33,11 +33,7 @@ int session_init(struct session *s, pid_t pid, size_t stack_cap)
 	s->pidfd = -1;
 	if (threads_init(&s->threads, pid) < 0)
 		return error("out of memory");
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	proc_stop_signals(&set, 1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->sigfd < 0) {

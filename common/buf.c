@@ -79,3 +79,20 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 	return 0;
 }
+
+int buf_quote(struct buf *b, const char *s, int json)
+{
+	int r = buf_append(b, "\"", 1);
+
+	for (; *s && r == 0; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			r = buf_printf(b, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			r = json ? buf_printf(b, "\\u%04x", c) : buf_printf(b, "\\x%02x", c);
+		else
+			r = buf_append(b, s, 1);
+	}
+	return r ? r : buf_append(b, "\"", 1);
+}

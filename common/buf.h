@@ -31,6 +31,12 @@ int buf_reserve(struct buf *b, size_t n);
 /* Append n bytes; 0 or -1. */
 int buf_append(struct buf *b, const void *p, size_t n);
 
+/*
+ * Append s in double quotes with '"' and '\\' escaped and control bytes
+ * written as \\xNN (Go's %q for plain text) or, with json, \\u00NN. 0 or -1.
+ */
+int buf_quote(struct buf *b, const char *s, int json);
+
 /* Append formatted text; 0 or -1. */
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -75,3 +75,13 @@ uint64_t clock_real_ns(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+void proc_stop_signals(sigset_t *set, int with_child)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	if (with_child)
+		sigaddset(set, SIGCHLD);
+}

@@ -10,6 +10,7 @@
  *  - nothing here allocates.
  */
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -22,6 +23,13 @@ ssize_t proc_read(const char *path, char *buf, size_t cap);
 
 /* Like proc_read() on an open descriptor, reading from offset 0 (pread). */
 ssize_t proc_pread(int fd, char *buf, size_t cap);
+
+/*
+ * The signals that ask cprof-attach to stop early (SIGINT, SIGTERM,
+ * SIGHUP), as a set; with_child adds SIGCHLD. Every thread blocks them and
+ * reads them from a signalfd.
+ */
+void proc_stop_signals(sigset_t *set, int with_child);
 
 /* Monotonic time, in nanoseconds. */
 uint64_t clock_mono_ns(void);

@@ -76,24 +76,6 @@ static const char *label_str(const struct profile *p, const struct profile_sampl
 	return NULL;
 }
 
-/* Go's %q for the plain strings labels hold: quotes and backslashes escaped. */
-static int put_quoted(struct buf *out, const char *v)
-{
-	int r = buf_append(out, "\"", 1);
-
-	for (; *v && r == 0; v++) {
-		unsigned char c = (unsigned char)*v;
-
-		if (c == '"' || c == '\\')
-			r = buf_printf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			r = buf_printf(out, "\\x%02x", c);
-		else
-			r = buf_append(out, v, 1);
-	}
-	return r ? r : buf_append(out, "\"", 1);
-}
-
 static const struct profile *label_profile; /* for by_key; text output is single-threaded */
 
 static int by_key(const void *a, const void *b)
@@ -119,11 +101,11 @@ static int put_labels(struct buf *out, const struct profile *p, const struct pro
 	for (i = 0; i < n && r == 0; i++) {
 		r = buf_printf(out, "%s", i ? ", " : "");
 		if (r == 0)
-			r = put_quoted(out, profile_string(p, l[i].key));
+			r = buf_quote(out, profile_string(p, l[i].key), 0);
 		if (r == 0)
 			r = buf_append(out, ":", 1);
 		if (r == 0 && l[i].str)
-			r = put_quoted(out, profile_string(p, l[i].str));
+			r = buf_quote(out, profile_string(p, l[i].str), 0);
 		else if (r == 0)
 			r = buf_printf(out, "\"%" PRId64 "\"", l[i].num);
 	}
