@@ -2,8 +2,8 @@
  * pool.c — a size-class allocator for sampled blocks, in a region of its
  * own so that sampled allocations never disturb glibc's bins and so that
  * free() recognises them by address. Cost per sampled allocation or free:
- * a lock and a free-list push or pop (tens of nanoseconds), plus an
- * mprotect per MiB of class growth. Memory: a sampled block takes its
+ * a lock and a free-list push or pop (tens of nanoseconds), and a page
+ * fault when a class first reaches a page. Memory: a sampled block takes its
  * size rounded up to a power of two (at the default rate 1 block per
  * 512 KiB allocated, so the waste is a fraction of a percent; at rate 1,
  * every small allocation, up to 2x).
@@ -18,17 +18,14 @@
 #define POOL_MIN_SHIFT 4
 #define POOL_CLASSES 13                /* 16 B .. 64 KiB */
 #define POOL_CLASS_SHIFT 32            /* 4 GiB of address space a class */
-#define POOL_GROW ((uintptr_t)1 << 20) /* made writable 1 MiB at a time */
 
 uintptr_t pool_base;
 uintptr_t pool_span;
 uint32_t pool_epoch = 1;
 
 struct pool_class {
-	void *free;         /* freed blocks, linked through their first word */
-	uintptr_t bump;     /* offset of the next never-used block */
-	uintptr_t writable; /* bytes made writable */
-	uintptr_t meta_writable; /* bytes of its records made writable */
+	void *free;     /* freed blocks, linked through their first word */
+	uintptr_t bump; /* offset of the next never-used block */
 };
 
 static struct pool_class pool_class[POOL_CLASSES];
@@ -41,14 +38,20 @@ int pool_init(void)
 	unsigned k;
 	void *m;
 
-	/* Under an address-space limit, 52 GiB reserved would be taken from the program's. */
+	/* Under an address-space limit, 104 GiB reserved would be taken from the program's. */
 	if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY)
 		return -1;
-	m = mmap(NULL, 2 * span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/*
+	 * Writable at once: no mprotect (which takes the address-space lock
+	 * for writing, against every page fault of every thread) as classes
+	 * grow. MAP_NORESERVE: no commit charge for untouched pages; under
+	 * strict overcommit the mapping fails and the shim does without.
+	 */
+	m = mmap(NULL, 2 * span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
 	for (k = 0; k < POOL_CLASSES; k++)
-		pool_class[k] = (struct pool_class){ NULL, 0, 0, 0 };
+		pool_class[k] = (struct pool_class){ NULL, 0 };
 	pool_mutex = 0;
 	pool_base = (uintptr_t)m;
 	__atomic_store_n(&pool_span, span, __ATOMIC_RELEASE);
@@ -92,24 +95,8 @@ void *pool_alloc(size_t size, size_t align)
 		c->free = *(void **)p;
 		goto out;
 	}
-	if (c->bump + bsize > c->writable) {
-		/* The records of the new blocks, 16 bytes each, rounded to whole pages. */
-		uintptr_t meta = ((c->writable + POOL_GROW) >> (k + POOL_MIN_SHIFT)) *
-				 sizeof(struct pool_meta);
-
-		meta = (meta + 4095) & ~(uintptr_t)4095;
-		if (c->writable + POOL_GROW > ((uintptr_t)1 << POOL_CLASS_SHIFT))
-			goto out; /* class full: the caller uses glibc */
-		if (meta > c->meta_writable) {
-			if (mprotect((void *)(start + pool_span + c->meta_writable), meta - c->meta_writable,
-				     PROT_READ | PROT_WRITE) != 0)
-				goto out;
-			c->meta_writable = meta;
-		}
-		if (mprotect((void *)(start + c->writable), POOL_GROW, PROT_READ | PROT_WRITE) != 0)
-			goto out;
-		c->writable += POOL_GROW;
-	}
+	if (c->bump + bsize > ((uintptr_t)1 << POOL_CLASS_SHIFT))
+		goto out; /* class full: the caller uses glibc */
 	p = (void *)(start + c->bump);
 	c->bump += bsize;
 out:

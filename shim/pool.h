@@ -9,10 +9,10 @@
  * a range check.
  *
  * Invariants:
- *  - the region (52 GiB of address space) is reserved PROT_NONE at init
- *    (no memory, no commit charge; not at all under an RLIMIT_AS) and
- *    made writable 1 MiB at a time as classes grow; memory is reused
- *    within its class, never returned to glibc or the kernel;
+ *  - the region (104 GiB of address space: blocks, then their records)
+ *    is mapped once at init, writable and MAP_NORESERVE (no memory until
+ *    touched; not at all under an RLIMIT_AS); memory is reused within its
+ *    class, never returned to glibc or the kernel;
  *  - class k (16 << k bytes) owns its own 4 GiB span, so a block's class
  *    follows from its address and every block is aligned to its size;
  *  - every pointer inside the region is a pool block: free() must give it

@@ -1,7 +1,7 @@
 /*
  * test_shim_pool.c — unit tests for shim/pool.c, linked alone: size
  * classes and alignment, reuse of freed blocks, ownership by address,
- * the 64 KiB limit, growth past one writable MiB, the "no pool" state,
+ * the 64 KiB limit, many blocks of one class, the "no pool" state,
  * and the per-block records (writable, one per block, in block order).
  */
 #include <setjmp.h>
@@ -49,7 +49,7 @@ static void test_reuse_and_growth(void **state)
 
 	(void)state;
 	assert_int_equal(pool_init(), 0);
-	for (i = 0; i < N; i++) { /* 40000 x 64 B: past the first writable MiB */
+	for (i = 0; i < N; i++) { /* 40000 x 64 B: many pages of one class */
 		p[i] = pool_alloc(50, 16);
 		assert_non_null(p[i]);
 		memset(p[i], i, 50);
