@@ -29,7 +29,7 @@
 
 #define SHIM_EXPORT __attribute__((visibility("default")))
 #define SHIM_HIDDEN __attribute__((visibility("hidden")))
-#define SHIM_PAGE 4096u /* sampled blocks are aligned to this; x86-64 page */
+#define SHIM_PAGE 4096u /* x86-64 page; sampled blocks from glibc are aligned to it */
 
 enum { SHIM_INIT = 0, SHIM_READY = 1, SHIM_OFF = 2, SHIM_STARTING = 3 };
 
