@@ -42,5 +42,14 @@ echo "main thread: $ok of $n stacks complete"
 check "main thread sampled" [ "$n" -ge 5 ]
 check "every main-thread stack reaches _start" [ "$ok" = "$n" ]
 
-check "no partial or truncated stacks" [ "$(count '^\[(partial|truncated)\]')" = 0 ]
+# 700 frames of recursion: cut at the 512-frame limit and marked so.
+n=$(count ';deep_bottom$')
+ok=$(sed 's/^\([0-9]*\) /\1;/' "$WORK/stacks.txt" | awk -F';' '$NF == "deep_bottom" && $2 == "[truncated]" && NF == 514 { ok += $1 } END { print ok + 0 }')
+echo "700-deep recursion: $ok of $n stacks cut at 512 frames under a [truncated] root"
+check "deep recursion sampled" [ "$n" -ge 5 ]
+check "every 700-deep stack is cut at 512 frames and marked [truncated]" [ "$ok" = "$n" ]
+# (The deep thread is also sampled between visits to deep_bottom, in deep.)
+others=$(grep -E '^[0-9]+ \[(partial|truncated)\]' "$WORK/stacks.txt" | grep -vE ';deep(_bottom)?$')
+check "no other stack is partial or truncated" [ -z "$others" ]
+[ -n "$others" ] && echo "$others" | cut -c1-300 >&2
 finish

@@ -7,8 +7,9 @@
  * Threads: "qsorter" sorts with cmp_slow(); "signaller" spins in
  * signal_victim() and a thread CPU-time timer interrupts it every 4 ms
  * with SIGUSR1, whose handler spins in handler_spin(); "recurser" calls
- * recurse() 100 deep and spins in recurse_bottom(); main spins in
- * main_spin().
+ * recurse() 100 deep and spins in recurse_bottom(); "deep" recurses 700
+ * deep (past cprof's 512-frame limit) and spins in deep_bottom(); main
+ * spins in main_spin().
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -27,10 +28,13 @@ void signal_victim(void);
 void handler_spin(void);
 int recurse(int n);
 int recurse_bottom(void);
+int deep(int n);
+int deep_bottom(void);
 void main_spin(void);
 
 static volatile unsigned long sink;
 static int (*volatile recurse_ptr)(int) = recurse;
+static int (*volatile deep_ptr)(int) = deep;
 
 static void burn(unsigned n)
 {
@@ -97,6 +101,29 @@ __attribute__((noinline)) int recurse(int n)
 	return r + 1;
 }
 
+__attribute__((noinline)) int deep_bottom(void)
+{
+	burn(2000000);
+	return 1;
+}
+
+__attribute__((noinline)) int deep(int n)
+{
+	int r = n <= 1 ? deep_bottom() : deep_ptr(n - 1);
+
+	sink += (unsigned long)n;
+	return r + 1;
+}
+
+static void *deep_main(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "deep");
+	for (;;)
+		deep_ptr(700);
+	return NULL;
+}
+
 __attribute__((noinline)) void main_spin(void)
 {
 	for (;;)
@@ -153,7 +180,8 @@ int main(void)
 	sigaction(SIGUSR1, &sa, NULL);
 	if (pthread_create(&t, NULL, qsorter_main, NULL) ||
 	    pthread_create(&t, NULL, signaller_main, NULL) ||
-	    pthread_create(&t, NULL, recurser_main, NULL)) {
+	    pthread_create(&t, NULL, recurser_main, NULL) ||
+	    pthread_create(&t, NULL, deep_main, NULL)) {
 		perror("pthread_create");
 		return 1;
 	}
