@@ -172,7 +172,7 @@ static int add_buckets(struct recorder *rec, const struct kind *k, int raw,
 
 			for (j = top; j-- > 0 && j + 64 >= i;)
 				if (base->b[j].hash == b->hash && base->b[j].kind == b->kind &&
-				    base->b[j].nframes == b->nframes &&
+				    base->b[j].flags == b->flags && base->b[j].nframes == b->nframes &&
 				    !memcmp(base->b[j].frames, b->frames, b->nframes * 8)) {
 					o = &base->b[j];
 					break;

@@ -59,11 +59,31 @@ static int bucket_valid(const struct seg_bucket *b, uint32_t max_frames)
 	       b->nframes <= max_frames;
 }
 
+/*
+ * The seq word of each of count buckets at boff, from a second bulk copy
+ * (one read of the whole table costs less than a read per bucket).
+ */
+static int read_seqs(segment_read_fn *read, void *ctx, uint64_t boff, uint64_t count,
+		     uint64_t *seqs)
+{
+	struct seg_bucket *again = malloc(count * sizeof(*again));
+	uint64_t i;
+
+	if (!again || read(ctx, boff, again, count * sizeof(*again)) < 0) {
+		free(again);
+		return -1;
+	}
+	for (i = 0; i < count; i++)
+		seqs[i] = again[i].seq;
+	free(again);
+	return 0;
+}
+
 int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
 		 uint64_t len, char *why, size_t cap)
 {
 	struct seg_header *h = &c->h;
-	uint64_t count, boff, i, k;
+	uint64_t count, boff, i, k, *seqs;
 	int tries;
 
 	memset(c, 0, sizeof(*c));
@@ -106,15 +126,30 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 		segment_release(c);
 		return -1;
 	}
+	/*
+	 * A second copy of every bucket's seq: a bucket whose seq moved
+	 * between the two copies (or was odd, or disagreed with seq_end) was
+	 * written while we copied it, whatever order the kernel copied in.
+	 */
+	seqs = malloc(count * sizeof(*seqs));
+	if (!seqs || read_seqs(read, ctx, boff, count, seqs) < 0) {
+		free(seqs);
+		snprintf(why, cap, "the segment's buckets are unreadable");
+		segment_release(c);
+		return -1;
+	}
 	for (i = 0, k = 0; i < count; i++) {
 		struct seg_bucket *b = &c->b[k];
 
 		if (i != k)
 			*b = c->b[i];
-		for (tries = 0; !bucket_whole(b) && tries < SEGMENT_RETRIES; tries++)
-			if (read(ctx, boff + i * sizeof(*b), b, sizeof(*b)) < 0)
+		for (tries = 0; !bucket_whole(b) || b->seq != seqs[i]; tries++) {
+			if (tries == SEGMENT_RETRIES ||
+			    read(ctx, boff + i * sizeof(*b), b, sizeof(*b)) < 0 ||
+			    read(ctx, boff + i * sizeof(*b), &seqs[i], sizeof(seqs[i])) < 0)
 				break;
-		if (!bucket_whole(b)) {
+		}
+		if (!bucket_whole(b) || b->seq != seqs[i]) {
 			c->torn++;
 			continue;
 		}
@@ -124,6 +159,7 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 		}
 		k++;
 	}
+	free(seqs);
 	c->n = k;
 	return 0;
 }

@@ -17,10 +17,14 @@
  *    frames, zero counters) before bucket_count is increased past it
  *    (release order), and its kind, flags, nframes, hash and frames never
  *    change afterwards;
- *  - a bucket's counters change only between seq := odd and seq_end :=
- *    seq := even (a per-bucket sequence lock): a reader that copies the
- *    bucket in address order and sees seq == seq_end, even, has whole
- *    counters;
+ *  - a bucket's counters change only inside a per-bucket sequence lock:
+ *    the writer stores seq := odd, then seq_end := the same odd value,
+ *    then the counters, then seq_end := seq := the next even value. A
+ *    reader trusts a copy of a bucket when seq == seq_end, even, and seq
+ *    is unchanged in a second read made after the first: the second read
+ *    is what makes the rule safe whatever order the copy was made in;
+ *  - hash covers kind and frames, not flags: readers compare the frames
+ *    themselves;
  *  - frames are return addresses, the innermost first: frames[0] is in
  *    the function that called malloc (or pthread_create);
  *  - everything here is untrusted input for cprof-attach: it validates
@@ -55,7 +59,7 @@ struct seg_header {
 	uint64_t bucket_off;          /* offset of bucket 0 from the segment start */
 	uint64_t bucket_cap;          /* buckets that fit */
 	uint64_t bucket_count;        /* buckets published (atomic, only grows) */
-	uint64_t dropped;             /* samples lost because the table was full (atomic) */
+	uint64_t dropped;             /* samples lost: bucket or sampled-block table full (atomic) */
 	uint64_t threads_created;     /* pthread_create calls seen (atomic) */
 	uint64_t created_ns;          /* CLOCK_REALTIME when the segment was made */
 	uint64_t reserved[8];

@@ -24,6 +24,8 @@ struct mem {
 	size_t len;
 	int torn_reads; /* reads of a single bucket that still see it torn */
 	int fail;       /* fail every read */
+	int bulk_reads; /* reads of more than one bucket so far */
+	int write_between; /* a writer updates bucket 2 right after the first bulk read */
 };
 
 static int mem_read(void *ctx, uint64_t addr, void *buf, size_t n)
@@ -34,6 +36,13 @@ static int mem_read(void *ctx, uint64_t addr, void *buf, size_t n)
 	if (m->fail || addr < BASE || addr - BASE > m->len || n > m->len - (addr - BASE))
 		return -1;
 	memcpy(buf, m->data + (addr - BASE), n);
+	if (n > sizeof(struct seg_bucket) && ++m->bulk_reads == 1 && m->write_between) {
+		/* A whole update of bucket 2 between the reader's two copies. */
+		b = (struct seg_bucket *)(m->data + sizeof(struct seg_header)) + 2;
+		b->seq += 2;
+		b->seq_end = b->seq;
+		b->alloc_objects = 777.0;
+	}
 	/* A single-bucket re-read: the writer finishes after torn_reads tries. */
 	if (n == sizeof(struct seg_bucket)) {
 		b = (struct seg_bucket *)(m->data + (addr - BASE));
@@ -242,6 +251,23 @@ static void test_torn_forever(void **state)
 	drop(m);
 }
 
+/* Counters copied, then changed before the second copy: the reader must take the new ones. */
+static void test_changed_between_copies(void **state)
+{
+	struct mem *m = make(5);
+	struct seg_copy c;
+
+	(void)state;
+	m->write_between = 1;
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.n, 5);
+	assert_int_equal(c.torn, 0);
+	assert_true(c.b[2].alloc_objects == 777.0);
+	assert_int_equal(c.b[2].seq, 6);
+	segment_release(&c);
+	drop(m);
+}
+
 static void test_malformed_buckets(void **state)
 {
 	struct mem *m = make(5);
@@ -312,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_torn_then_whole),
 		cmocka_unit_test(test_torn_forever),
+		cmocka_unit_test(test_changed_between_copies),
 		cmocka_unit_test(test_malformed_buckets),
 		cmocka_unit_test(test_read_fails),
 		cmocka_unit_test(test_fuzz),
