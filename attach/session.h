@@ -109,9 +109,9 @@ void session_poll(struct session *s);
 typedef void session_emit_fn(void *ctx, struct thread *t, struct snapshot *snap);
 
 /*
- * Sample the threads in tids: every running one is seized and asked to
- * stop at once (so the batch waits for the slowest thread, not the sum),
- * copied and detached as its stop arrives; unless running_only, every
+ * Sample the threads in tids: each running one is seized, stopped, copied
+ * and detached in turn (so none waits while another is copied); unless
+ * running_only, every
  * sleeping one is read without a stop (and a thread whose CPU clock has
  * not moved since it was last read asleep is reported as unchanged). A
  * running thread whose stop does not come within SESSION_STOP_TIMEOUT_MS

@@ -3,8 +3,7 @@
  * PTRACE_INTERRUPT, waitpid for its stop, PTRACE_GETREGS, one
  * process_vm_readv of as much stack as its hint says, PTRACE_DETACH; the
  * pause is timed from the interrupt to the detach and nothing else happens
- * inside it (names and states are read afterwards). All running threads of
- * a batch are asked at once and handled as their stops arrive. A sleeping
+ * inside it (names and states are read afterwards). A sleeping
  * thread: /proc/PID/task/TID/syscall gives its stack pointer and program
  * counter, process_vm_readv its stack; it is never stopped. A sleeping
  * thread whose CPU clock has not moved since it was last read is where it
@@ -177,10 +176,12 @@ static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *
 	emit(ctx, t, snap);
 }
 
-/* Seize t and ask it to stop. 0, or -1 (gone, or another tracer has it). */
+/*
+ * Seize t and ask it to stop. 0, or -1 (gone, or another tracer has it).
+ * The pause is timed from the interrupt: a seized thread runs on.
+ */
 static int seize(struct session *s, struct thread *t)
 {
-	t->intr_ns = clock_mono_ns();
 	if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0) {
 		if (errno == EPERM) {
 			/* Exiting, or another tracer came, or its credentials changed. */
@@ -189,6 +190,7 @@ static int seize(struct session *s, struct thread *t)
 		}
 		return -1;
 	}
+	t->intr_ns = clock_mono_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
 		/* Seized but not interruptible: it is exiting; session_poll() reaps it. */
 		t->flags |= THREAD_HELD;
@@ -240,17 +242,56 @@ static void read_asleep(struct session *s, struct thread *t, int have_cpu, uint6
 	emit_snapshot(s, t, snap, emit, ctx);
 }
 
+/*
+ * Stop, copy and release one running thread, waiting at most until
+ * deadline for its stop. Returns 0, or -1 when it did not stop in time
+ * (it stays held; session_poll() releases it when its stop comes).
+ */
+static int sample_running(struct session *s, struct thread *t, uint64_t deadline,
+			  session_emit_fn *emit, void *ctx)
+{
+	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	uint64_t now;
+	int status;
+	pid_t r;
+
+	if (seize(s, t) < 0)
+		return 0;
+	for (;;) {
+		/* By tid: the kernel checks one task, where -1 would walk every child. */
+		r = waitpid(t->tid, &status, __WALL | WNOHANG);
+		if (r == t->tid) {
+			batch_stop(s, t, status, emit, ctx);
+			return 0;
+		}
+		if (r < 0 && errno == ECHILD) {
+			t->flags &= ~(THREAD_WANTED | THREAD_HELD); /* not ours after all */
+			return 0;
+		}
+		now = clock_mono_ns();
+		if (now >= deadline)
+			return -1;
+		/* Its stop raises a SIGCHLD, which makes the signalfd readable. */
+		poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000));
+		session_poll(s);
+	}
+}
+
+/*
+ * Running threads are taken one at a time, as the raw ptrace floor does:
+ * asking them all to stop at once shortens the tick but makes each wait
+ * while the others are copied, and a thread must stand still only while
+ * its own registers and stack are copied.
+ */
 void session_sample(struct session *s, const pid_t *tids, uint32_t n, int running_only,
 		    session_emit_fn *emit, void *ctx)
 {
-	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
 	struct snapshot *snap;
 	struct thread *t;
-	uint64_t sp, pc, deadline, now, cpu = 0;
-	uint32_t i, waiting = 0;
-	int st, status, have_cpu;
+	uint64_t sp, pc, cpu = 0;
+	uint32_t i;
+	int st, have_cpu;
 	long nr;
-	pid_t r;
 
 	session_poll(s);
 	for (i = 0; i < n; i++) {
@@ -275,45 +316,19 @@ void session_sample(struct session *s, const pid_t *tids, uint32_t n, int runnin
 		st = thread_read_syscall(&s->threads, t, &nr, &sp, &pc);
 		if (st < 0 && (errno == EACCES || errno == EPERM))
 			s->doubt = 1; /* the kernel may no longer let us look */
-		if (st == 1 && seize(s, t) == 0)
-			waiting++;
-		else if (st == 0 && !running_only)
+		if (st == 0 && !running_only) {
 			read_asleep(s, t, have_cpu, cpu, nr, sp, pc, emit, ctx);
-	}
-	/*
-	 * Wait for the stops by tid: the kernel then checks one task, where
-	 * waitpid(-1) would walk every child.
-	 */
-	deadline = clock_mono_ns() + SESSION_STOP_TIMEOUT_MS * 1000000ull;
-	while (waiting) {
-		for (i = 0; i < n && waiting; i++) {
-			if (!(t = threads_get(&s->threads, tids[i])) || !(t->flags & THREAD_WANTED))
-				continue;
-			r = waitpid(tids[i], &status, __WALL | WNOHANG);
-			if (r == tids[i]) {
-				waiting--;
-				batch_stop(s, t, status, emit, ctx);
-			} else if (r < 0 && errno == ECHILD) {
-				t->flags &= ~(THREAD_WANTED | THREAD_HELD); /* not ours after all */
-				waiting--;
-			}
-		}
-		now = clock_mono_ns();
-		if (!waiting || now >= deadline)
-			break;
-		poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000));
-		session_poll(s);
-	}
-	if (!waiting)
-		return;
-	/*
-	 * Late ones stay held: their stops are released by session_poll().
-	 * Where every thread is wanted, say which could not be captured rather
-	 * than leave them out.
-	 */
-	for (i = 0; i < n; i++) {
-		if (!(t = threads_get(&s->threads, tids[i])) || !(t->flags & THREAD_WANTED))
 			continue;
+		}
+		if (st != 1 ||
+		    sample_running(s, t, clock_mono_ns() + SESSION_STOP_TIMEOUT_MS * 1000000ull, emit,
+				   ctx) == 0)
+			continue;
+		/*
+		 * Late: it stays held, released by session_poll() when its stop
+		 * comes. Where every thread is wanted, say it could not be
+		 * captured rather than leave it out.
+		 */
 		t->flags &= ~THREAD_WANTED;
 		s->late++;
 		s->stats.stop_timeouts++;

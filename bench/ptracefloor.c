@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 		    ptrace(PTRACE_SEIZE, atoi(d->d_name), 0, (void *)PTRACE_O_TRACECLONE) == 0)
 			tids[n++] = atoi(d->d_name);
 	closedir(dir);
-	for (next = now(); now() < end && kill(pid, 0) == 0;) {
+	for (next = now(); now() < end && kill(pid, 0) == 0 && state_of(pid, pid) != 'Z';) {
 		/* New threads: their first stop, and clone events, let through. */
 		while ((i = waitpid(-1, &st, __WALL | WNOHANG)) > 0) {
 			if (WIFSTOPPED(st)) {
