@@ -214,6 +214,14 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	if (o->progress)
 		report_progress(0, 0, 0, 0, 1);
 	pthread_join(tracer, NULL);
+	if (rep->sm.attach_errno == ESRCH) {
+		/* Gone between the check and the start (a series' later capture). */
+		error("%d (%s) exited before anything was captured; no profile written", (int)t->pid,
+		      t->comm);
+		rep->gone = 1;
+		code = EXIT_GONE;
+		goto err;
+	}
 	if (rep->sm.attach_errno) {
 		target_attach_error(t, rep->sm.attach_errno);
 		code = EXIT_ATTACH;

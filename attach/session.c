@@ -90,7 +90,10 @@ int session_start(struct session *s)
 	snprintf(p, sizeof(p), "/proc/%d/syscall", (int)s->pid);
 	if (proc_read(p, buf, sizeof(buf)) < 0) {
 		e = errno;
-		errno = e == ENOENT ? ESRCH : e == EACCES ? EPERM : e;
+		/* A process that has just exited refuses too: say it is gone. */
+		if (e == ENOENT || target_exited(s->pid))
+			e = ESRCH;
+		errno = e == EACCES ? EPERM : e;
 		return -1;
 	}
 	read_exec_id(s->pid, &s->exe_ino, &s->start_code);

@@ -159,3 +159,11 @@ int target_traced_by_other(pid_t pid)
 
 	return target_read(&now, pid, &tgid) == 0 && now.tracer && now.tracer != getpid();
 }
+
+int target_exited(pid_t pid)
+{
+	struct target now;
+	pid_t tgid;
+
+	return target_read(&now, pid, &tgid) < 0 || now.state == 'Z' || now.state == 'X';
+}

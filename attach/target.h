@@ -34,6 +34,9 @@ int target_check(struct target *t, pid_t pid);
  */
 void target_lost_access(const struct target *t);
 
+/* Whether pid has exited (gone, or a zombie). */
+int target_exited(pid_t pid);
+
 /* Whether pid is traced by a process other than cprof-attach. */
 int target_traced_by_other(pid_t pid);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 
@@ -95,4 +96,43 @@ int buf_quote(struct buf *b, const char *s, int json)
 			r = buf_append(b, s, 1);
 	}
 	return r ? r : buf_append(b, "\"", 1);
+}
+
+int buf_read_fd(struct buf *b, int fd)
+{
+	size_t want;
+	ssize_t r;
+	char probe;
+
+	for (;;) {
+		want = b->limit - b->len < 65536 ? b->limit - b->len : 65536;
+		if (want == 0) {
+			/* At the cap: fine only if the file ends exactly here. */
+			r = read(fd, &probe, 1);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r > 0)
+				errno = EFBIG;
+			return r == 0 ? 0 : -1;
+		}
+		if (buf_reserve(b, want) < 0)
+			return -1;
+		r = read(fd, b->data + b->len, want);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return 0;
+		b->len += (size_t)r;
+		b->data[b->len] = 0;
+	}
+}
+
+void buf_truncate(struct buf *b, size_t len)
+{
+	if (!b->data || len > b->len)
+		return;
+	b->len = len;
+	b->data[len] = 0;
 }

@@ -37,6 +37,15 @@ int buf_append(struct buf *b, const void *p, size_t n);
  */
 int buf_quote(struct buf *b, const char *s, int json);
 
+/*
+ * Append everything readable from fd until end of file. 0, or -1 with
+ * errno (EFBIG when the file is longer than the buffer's limit allows).
+ */
+int buf_read_fd(struct buf *b, int fd);
+
+/* Cut the contents back to len bytes (len <= b->len), keeping the NUL after them. */
+void buf_truncate(struct buf *b, size_t len);
+
 /* Append formatted text; 0 or -1. */
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

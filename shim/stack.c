@@ -119,33 +119,37 @@ static uint64_t stack_u(struct stack_cursor *c, unsigned n)
 	return v;
 }
 
-static uint64_t stack_uleb(struct stack_cursor *c)
+/* LEB128: the value, and in *shift the bits it spans (for sign extension). */
+static uint64_t stack_leb(struct stack_cursor *c, unsigned *shift, uint8_t *last)
 {
 	uint64_t v = 0;
-	unsigned shift = 0;
 	uint8_t b;
 
+	*shift = 0;
 	do {
 		b = (uint8_t)stack_u(c, 1);
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
 	} while ((b & 0x80) && !c->bad);
+	*last = b;
 	return v;
+}
+
+static uint64_t stack_uleb(struct stack_cursor *c)
+{
+	unsigned shift;
+	uint8_t b;
+
+	return stack_leb(c, &shift, &b);
 }
 
 static int64_t stack_sleb(struct stack_cursor *c)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
+	unsigned shift;
 	uint8_t b;
+	uint64_t v = stack_leb(c, &shift, &b);
 
-	do {
-		b = (uint8_t)stack_u(c, 1);
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while ((b & 0x80) && !c->bad);
 	if (shift < 64 && (b & 0x40))
 		v |= ~(uint64_t)0 << shift;
 	return (int64_t)v;

@@ -22,7 +22,6 @@
 #include "common/buf.h"
 #include "unwind/maps.h"
 
-#define MAPS_CHUNK (64u << 10)
 
 static const char deleted_suffix[] = " (deleted)";
 
@@ -290,42 +289,15 @@ int maps_read(struct maps *m, pid_t pid)
 {
 	char path[64];
 	struct buf b;
-	ssize_t r;
-	size_t want;
 	int fd = -1, saved;
-	char probe;
 
 	buf_init(&b, MAPS_MAX_TEXT);
 	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		goto err;
-	for (;;) {
-		want = b.limit - b.len < MAPS_CHUNK ? b.limit - b.len : MAPS_CHUNK;
-		if (want == 0) {
-			/* At the cap: fail unless the file ends exactly here. */
-			r = read(fd, &probe, 1);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0)
-				goto err;
-			if (r > 0) {
-				errno = EFBIG;
-				goto err;
-			}
-			break;
-		}
-		if (buf_reserve(&b, want) < 0)
-			goto err;
-		r = read(fd, b.data + b.len, want);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto err;
-		if (r == 0)
-			break;
-		b.len += (size_t)r;
-	}
+	if (buf_read_fd(&b, fd) < 0)
+		goto err;
 	close(fd);
 	fd = -1;
 	if (maps_parse(m, (const char *)b.data, b.len) < 0)

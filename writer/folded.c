@@ -455,10 +455,8 @@ int folded_write(const struct profile *p, size_t value, struct buf *out)
 	r = 0;
 err:
 	saved = errno;
-	if (r < 0 && out->data) {
-		out->len = save;
-		out->data[save] = 0;
-	}
+	if (r < 0)
+		buf_truncate(out, save);
 	if (t.nnodes)
 		folded_tree_release(&t);
 	buf_release(&path);

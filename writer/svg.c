@@ -282,10 +282,8 @@ int svg_write(const struct profile *p, size_t value, const char *title, const ch
 			: put_empty(&g, title ? title : "Flame Graph");
 err:
 	saved = errno;
-	if (r < 0 && out->data) {
-		out->len = save;
-		out->data[save] = 0;
-	}
+	if (r < 0)
+		buf_truncate(out, save);
 	if (t.nnodes)
 		folded_tree_release(&t);
 	buf_release(&g.name);

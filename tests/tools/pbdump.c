@@ -49,20 +49,8 @@ static int pbdump_read(const char *path, struct buf *b)
 
 	if (fd < 0)
 		return error_errno("cannot read \"%s\"", path);
-	for (;;) {
-		ssize_t r;
-
-		if (buf_reserve(b, 65536) < 0 && buf_reserve(b, 1) < 0)
-			goto err;
-		r = read(fd, b->data + b->len, b->cap - 1 - b->len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto err;
-		if (r == 0)
-			break;
-		b->len += (size_t)r;
-	}
+	if (buf_read_fd(b, fd) < 0)
+		goto err;
 	close(fd);
 	return 0;
 err:
