@@ -139,7 +139,7 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	struct stack_hints *hints = NULL;
 	int64_t period;
 	unsigned labels = o->kind->labels;
-	uint64_t t0, popped = 0;
+	uint64_t t0, shown, popped = 0;
 	int qinit = 0, closed = 0;
 
 	*out = NULL;
@@ -197,13 +197,17 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	 * yields: nice 10 for this thread only.
 	 */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
-	t0 = clock_mono_ns();
+	t0 = shown = clock_mono_ns();
 	for (;;) {
 		snap = o->progress ? queue_pop_timed(&q, 250, &closed) : queue_pop(&q);
+		/* Four times a second, whether samples flow or not. */
+		if (o->progress && clock_mono_ns() - shown >= 250000000u) {
+			shown = clock_mono_ns();
+			report_progress(shown - t0, o->duration_ns, popped, rep->threads, 0);
+		}
 		if (!snap) {
 			if (!o->progress || closed)
 				break;
-			report_progress(clock_mono_ns() - t0, o->duration_ns, popped, rep->threads, 0);
 			continue;
 		}
 		popped++;

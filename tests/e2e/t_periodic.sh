@@ -74,6 +74,17 @@ check "--top lists the hot function" grep -q 'spin_forever' "$WORK/top.err"
 "$ATTACH" -p "$tp" -d 300ms -o "$WORK/notop.pb.gz" 2>"$WORK/notop.err"
 check "no top table when stderr is not a terminal" sh -c "! grep -q 'flat  flat%' '$WORK/notop.err'"
 
+# At a terminal: a live progress line that is erased, then the top functions.
+if command -v script >/dev/null; then
+	script -qec "'$ATTACH' -p $tp -d 1500ms -o '$WORK/tty.pb.gz'" /dev/null >"$WORK/tty.out" 2>&1
+	check "terminal: a progress line (elapsed of total, samples, threads)" \
+		grep -qaE 'cprof-attach: [0-9.]+s of 1\.5s, [0-9]+ samples, [0-9]+ threads' "$WORK/tty.out"
+	check "terminal: the progress line is erased" grep -qa "$(printf '\r\033\\[K')" "$WORK/tty.out"
+	check "terminal: the top functions follow" grep -qa 'spin_forever' "$WORK/tty.out"
+else
+	fail "script (util-linux) is needed to test terminal output"
+fi
+
 # Exit codes.
 "$ATTACH" -p "$tp" --every 1s -o "$WORK/fixed.pb.gz" 2>/dev/null
 check "usage (2): --every with a fixed name" [ $? = 2 ]
