@@ -74,6 +74,22 @@ check "pprof parses the heap text form" grep -q 'alloc_objects/count alloc_space
 "$ATTACH" -p "$tp" -t threadcreate --format text -o "$WORK/tc.prof" -q
 check "threadcreate text form" grep -q '^threadcreate profile: total 9$' "$WORK/tc.prof"
 
+# A forked child gets a table of its own: its allocations, not its parent's.
+LD_PRELOAD=$SHIM CPROF_SAMPLE_RATE=65536 start_target heapload -f
+parent=$TPID
+child=$(awk '/^child/ { print $2 }' "$WORK/heapload.out")
+PIDS="$PIDS $child"
+check "the child has exactly one segment of its own" \
+	[ "$(grep -c 'memfd:cprof-segment' /proc/"$child"/maps)" = 1 ]
+"$ATTACH" -p "$child" -t heap -o "$WORK/child.pb.gz" -q
+"$PBDUMP" "$WORK/child.pb.gz" >"$WORK/child.txt"
+got=$(value 4 keep_child "$WORK/child.txt")
+check "the child's heap shows keep_child (16 MiB): $got bytes (within 15%)" near "$got" 16777216 2516582
+check "the child's heap does not hold its parent's samples" [ "$(value 4 keep_small "$WORK/child.txt")" = 0 ]
+"$ATTACH" -p "$parent" -t heap -o "$WORK/parent.pb.gz" -q
+check "the parent's heap does not hold the child's samples" \
+	[ "$(value 4 keep_child <("$PBDUMP" "$WORK/parent.pb.gz"))" = 0 ]
+
 # Without the shim: the exact LD_PRELOAD line.
 start_target duty
 "$ATTACH" -p "$TPID" -t heap -o "$WORK/none.pb.gz" 2>"$WORK/none.err"

@@ -66,4 +66,15 @@ check "every non-leaf address is a call site (return address - 1)" [ "$bad" = 0 
 check "folded: written" [ -s "$WORK/p.folded" ]
 check "folded: every line matches ^(.*)\\s+(\\d+)\$" sh -c "! grep -vP '^(.*)\\s+(\\d+)\$' '$WORK/p.folded' | grep -q ."
 check "folded: the hot function is there, root first" grep -qE '^clone3;start_thread;.*;cmp_slow [0-9]+$' "$WORK/p.folded"
+# A binary deleted after it started still symbolizes (read through
+# /proc/PID/map_files or /proc/PID/root, not its old path).
+cp "$exe" "$WORK/doomed"
+"$WORK/doomed" >"$WORK/doomed.out" 2>&1 &
+dp=$!
+PIDS="$PIDS $dp"
+while ! grep -q ready "$WORK/doomed.out" 2>/dev/null; do sleep 0.05; done
+rm "$WORK/doomed"
+"$ATTACH" -p "$dp" -d 1s -o "$WORK/doomed.pb.gz" -q
+check "a deleted binary still symbolizes (cmp_slow)" sh -c "go tool pprof -top -symbolize=none '$WORK/doomed.pb.gz' 2>/dev/null | grep -q ' cmp_slow\$'"
+check "a deleted binary keeps its build ID" sh -c "'$PBDUMP' '$WORK/doomed.pb.gz' | grep '^mapping 1 ' | grep -q ' $bid '"
 finish

@@ -14,6 +14,8 @@
  * steady_alloc(), paced by the clock, for as long as the program runs.
  * It prints "ready PID" when the live sets are in place, then every 100 ms
  * "tick BYTES" with the bytes steady_alloc() has allocated so far.
+ * With -f it also forks a child that keeps 16 MiB in keep_child() (1 KiB
+ * blocks) and prints "child PID" once they are allocated.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -35,6 +37,7 @@ void churn(void);
 void spawn_five(void);
 void spawn_three(void);
 void steady_alloc(void);
+void keep_child(void);
 
 static void *kept[64000];
 static size_t nkept;
@@ -163,7 +166,40 @@ static void *steady_thread(void *arg)
 	return NULL;
 }
 
-int main(void)
+__attribute__((noinline)) void keep_child(void)
+{
+	static void *blocks[16384];
+
+	for (int i = 0; i < 16384; i++) {
+		blocks[i] = malloc(1024);
+		if (!blocks[i])
+			exit(1);
+		memset(blocks[i], 2, 64);
+	}
+}
+
+static void fork_child(void)
+{
+	int fds[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(fds) < 0)
+		exit(1);
+	pid = fork();
+	if (pid == 0) {
+		keep_child();
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	if (pid < 0 || read(fds[0], &c, 1) != 1)
+		exit(1);
+	printf("child %d\n", (int)pid);
+}
+
+int main(int argc, char **argv)
 {
 	struct timespec ts = { 0, 100 * 1000 * 1000 };
 	pthread_t t;
@@ -176,6 +212,8 @@ int main(void)
 	churn();
 	spawn_five();
 	spawn_three();
+	if (argc > 1 && !strcmp(argv[1], "-f"))
+		fork_child();
 	pthread_create(&t, NULL, steady_thread, NULL);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
