@@ -18,7 +18,7 @@
  *    failed. Outside READY nothing is sampled or recorded and the shim is a
  *    pass-through;
  *  - the real allocator is glibc's __libc_* entry points, bound at load
- *    time (GOT, no PLT stub, no dlsym), so it is usable from the very first
+ *    time (GOT, no PLT entry, no dlsym), so it is usable from the very first
  *    allocation, before any constructor has run.
  */
 #include <pthread.h>
