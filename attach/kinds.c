@@ -10,6 +10,12 @@
 #include "attach/kinds.h"
 #include "model/profile.h"
 
+/* heap and allocs are the same data with a different default view, as in Go. */
+#define HEAP_TYPES                                                                      \
+	.sample = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },          \
+		    { "inuse_objects", "count" }, { "inuse_space", "bytes" } },        \
+	.period_type = { "space", "bytes" }
+
 static const struct kind kinds[] = {
 	{
 		.name = "cpu",
@@ -52,9 +58,7 @@ static const struct kind kinds[] = {
 		.duration = DURATION_DELTA,
 		.values = VALUES_HEAP,
 		.formats = FORMAT_STACKS | FORMAT_TEXT,
-		.sample = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },
-			    { "inuse_objects", "count" }, { "inuse_space", "bytes" } },
-		.period_type = { "space", "bytes" },
+		HEAP_TYPES,
 		.default_type = "inuse_space",
 	},
 	{
@@ -65,9 +69,7 @@ static const struct kind kinds[] = {
 		.duration = DURATION_DELTA,
 		.values = VALUES_HEAP,
 		.formats = FORMAT_STACKS | FORMAT_TEXT,
-		.sample = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },
-			    { "inuse_objects", "count" }, { "inuse_space", "bytes" } },
-		.period_type = { "space", "bytes" },
+		HEAP_TYPES,
 		.default_type = "alloc_space",
 	},
 	{
