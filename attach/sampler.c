@@ -278,7 +278,8 @@ void *sampler_main(void *arg)
 		timeout = (int)((deadline - now + 999999) / 1000000);
 		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
 			break;
-		if (pfd[1].revents || pfd[2].revents)
+		/* A held thread may be an exiting one whose exit waits on our reaping. */
+		if (pfd[1].revents || pfd[2].revents || s.late)
 			session_poll(&s);
 		if (pfd[0].revents && read(tfd, &exp, sizeof(exp)) == (ssize_t)sizeof(exp)) {
 			sm->ticks_missed += exp - 1;

@@ -192,27 +192,28 @@ void session_poll(struct session *s)
 		else if (target_traced_by_other(s->pid))
 			s->lost = 1;
 	}
+	/*
+	 * Threads whose stop came after their batch gave up: release them
+	 * first. One that was exiting stays a zombie until its tracer (us)
+	 * reaps it, and until then the pidfd does not report the exit.
+	 */
+	if (s->late && (tids = malloc((s->threads.count + 1) * sizeof(*tids)))) {
+		n = threads_tids(&s->threads, tids, s->threads.count);
+		for (i = 0; i < n && s->late; i++) {
+			struct thread *t = threads_get(&s->threads, tids[i]);
+
+			if (t && (t->flags & (THREAD_HELD | THREAD_WANTED)) == THREAD_HELD &&
+			    waitpid(tids[i], &status, __WALL | WNOHANG) == tids[i])
+				stopcopy_reap(s, t, status, NULL);
+		}
+		free(tids);
+	}
 	if (s->pidfd >= 0) {
 		struct pollfd pfd = { .fd = s->pidfd, .events = POLLIN };
 
 		if (poll(&pfd, 1, 0) > 0)
 			s->gone = 1;
 	}
-	if (!s->late)
-		return;
-	/* Threads whose stop came after their batch gave up: release them now. */
-	tids = malloc((s->threads.count + 1) * sizeof(*tids));
-	if (!tids)
-		return;
-	n = threads_tids(&s->threads, tids, s->threads.count);
-	for (i = 0; i < n && s->late; i++) {
-		struct thread *t = threads_get(&s->threads, tids[i]);
-
-		if (t && (t->flags & (THREAD_HELD | THREAD_WANTED)) == THREAD_HELD &&
-		    waitpid(tids[i], &status, __WALL | WNOHANG) == tids[i])
-			stopcopy_reap(s, t, status, NULL);
-	}
-	free(tids);
 }
 
 uint64_t session_pause_percentile(const struct session *s, double pct)

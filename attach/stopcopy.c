@@ -154,8 +154,16 @@ int stopcopy_reap(struct session *s, struct thread *t, int status, struct snapsh
 	}
 	if (snap && copy_stopped(s, t, ours, snap) == 0)
 		copied = 1;
-	/* Detaching cancels the interrupt still pending after a signal stop. */
-	ptrace(PTRACE_DETACH, tid, 0, (void *)(long)sig);
+	/*
+	 * Detaching cancels the interrupt still pending after a signal stop.
+	 * It fails when a SIGKILL (the process's exit) woke the thread from
+	 * its stop: then it dies still traced, a zombie until we reap it, and
+	 * the process's exit is not reported until then. session_poll() does.
+	 */
+	if (ptrace(PTRACE_DETACH, tid, 0, (void *)(long)sig) < 0 && errno == ESRCH) {
+		t->flags |= THREAD_HELD;
+		s->late++;
+	}
 	return copied;
 }
 

@@ -47,6 +47,9 @@ check() {
 start_target() {
 	local name=$1 i
 	shift
+	# The redirection truncates in the child, after fork: a stale "ready"
+	# from an earlier target of the same name must not be there to see.
+	rm -f "$WORK/$name.out"
 	"$TARGETS/$name" "$@" >"$WORK/$name.out" 2>&1 &
 	TPID=$!
 	PIDS="$PIDS $TPID"

@@ -83,6 +83,23 @@ for ty in cpu wall; do
 	check "target killed mid-$ty: valid profile" "$PBDUMP" "$WORK/killed-$ty.pb.gz" >/dev/null
 done
 
+# 4b. The process exits while a thread of it stands in our stop: the
+# exit's SIGKILL wakes it, it dies still traced, and until we reap it the
+# kernel does not report the exit. Each capture must still end promptly.
+late=0 n=$((20 * scale))
+for i in $(seq 1 "$n"); do
+	start_target ticker -t "0.$((RANDOM % 5 + 2))"
+	$T 20 "$ATTACH" -p "$TPID" -d 5s -F 1000 -o "$WORK/exits.pb.gz" 2>"$WORK/exits.err"
+	rc=$?
+	dur=$("$PBDUMP" "$WORK/exits.pb.gz" 2>/dev/null | awk '/^duration_nanos/ { print $2 }')
+	if [ "$rc" != 5 ] || ! awk -v d="${dur:-9e9}" 'BEGIN { exit !(d < 2.5e9) }'; then
+		late=$((late + 1))
+		echo "exit $i: rc $rc, capture lasted ${dur:-?} ns" >&2
+		cat "$WORK/exits.err" >&2
+	fi
+done
+check "$n exits during 1000 Hz captures: each noticed at once, exit 5 ($late missed)" [ "$late" = 0 ]
+
 # 5. Fork storms and thread churn during every sampling type.
 for mode in fork churn; do
 	start_target faults "$mode"
