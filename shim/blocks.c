@@ -35,19 +35,13 @@ static unsigned blocks_min_log2, blocks_max_log2;
 static int blocks_mutex;
 
 /*
- * Entries whose page number hashes to each counter. A present p has added
- * 1 to its counter before its free can run (the insert happens before
- * malloc returns p), and every decrement undoes an earlier increment, so
- * a free that reads 0 knows p is absent without taking the lock. 4 KiB,
- * written once at init so that no later write faults (see blocks_map).
+ * The counting filter (blocks.h): a present p has added 1 to its counter
+ * before its free can run (the insert happens before malloc returns p),
+ * and every decrement undoes an earlier increment, so a free that reads 0
+ * knows p is absent without taking the lock. 4 KiB, written once at init
+ * so that no later write faults (see blocks_map).
  */
-#define BLOCKS_FILTER_LOG2 10
-static uint32_t blocks_filter[1u << BLOCKS_FILTER_LOG2];
-
-static uint32_t *blocks_counter(uint64_t p)
-{
-	return &blocks_filter[((p >> 12) * 0xD6E8FEB86659FD93ull) >> (64 - BLOCKS_FILTER_LOG2)];
-}
+uint32_t blocks_filter[1u << BLOCKS_FILTER_LOG2];
 
 /*
  * 2^log2 empty slots, populated: a slot first read (mapping the shared
@@ -207,7 +201,7 @@ int blocks_remove(uintptr_t p, uint64_t *size, int32_t *bucket)
 	uint64_t i;
 	int found = 0;
 
-	if (p == 0 || __atomic_load_n(blocks_counter(p), __ATOMIC_RELAXED) == 0)
+	if (!blocks_may_hold(p))
 		return 0;
 	lock_take(&blocks_mutex);
 	if (blocks_slot == NULL)
@@ -229,7 +223,7 @@ int blocks_contains(uintptr_t p)
 {
 	int found = 0;
 
-	if (p == 0 || __atomic_load_n(blocks_counter(p), __ATOMIC_RELAXED) == 0)
+	if (!blocks_may_hold(p))
 		return 0;
 	lock_take(&blocks_mutex);
 	if (blocks_slot != NULL)

@@ -24,6 +24,28 @@
 #include <stdint.h>
 
 /*
+ * The counting filter: entries whose page number hashes to each counter.
+ * Read without the lock; exact for absence (see blocks.c).
+ */
+#define BLOCKS_FILTER_LOG2 10
+extern uint32_t blocks_filter[1u << BLOCKS_FILTER_LOG2];
+
+static inline uint32_t *blocks_counter(uintptr_t p)
+{
+	return &blocks_filter[((p >> 12) * 0xD6E8FEB86659FD93ull) >> (64 - BLOCKS_FILTER_LOG2)];
+}
+
+/*
+ * 0 when p is certainly not in the table, 1 when it may be: one load, no
+ * lock, so that freeing an unsampled page-aligned block (a hot one, reused
+ * in a loop, is page-aligned in some heap layouts) stays cheap.
+ */
+static inline int blocks_may_hold(uintptr_t p)
+{
+	return p != 0 && __atomic_load_n(blocks_counter(p), __ATOMIC_RELAXED) != 0;
+}
+
+/*
  * Maps a table of 2^min_log2 slots (24 bytes each) that may grow to
  * 2^max_log2 (4 <= min_log2 <= max_log2 <= 26). 0 or -1.
  */

@@ -157,31 +157,31 @@ static inline void *shim_malloc(size_t n)
 }
 
 /*
- * A free that may be of a sampled block: credit its bucket if it is one,
- * and give a pool block back to the pool (also one whose record no longer
- * counts, such as a parent's after fork). A pool block's record is its
- * own: no table, no lock.
+ * Frees a pool block, crediting its bucket if its record still counts (not
+ * a parent's after fork, say). A pool block's record is its own: no
+ * table, no lock.
  */
-static SHIM_COLD void shim_free_slow(void *p)
+static SHIM_COLD void shim_free_pool(void *p)
+{
+	struct shim_thread *t = &shim_tls;
+	struct pool_meta *m = pool_meta(p);
+
+	if (m->bucket >= 0 && m->epoch == pool_epoch && !t->busy) {
+		t->busy++;
+		table_add(m->bucket, 1, m->size, sample_weight(m->size, shim_rate));
+		t->busy--;
+	}
+	m->bucket = -1;
+	pool_free(p);
+}
+
+/* Frees a page-aligned glibc block the filter could not rule out. */
+static SHIM_COLD void shim_free_table(void *p)
 {
 	struct shim_thread *t = &shim_tls;
 	uint64_t size;
 	int32_t b;
 
-	if (p == NULL)
-		return;
-	if (pool_owns(p)) {
-		struct pool_meta *m = pool_meta(p);
-
-		if (m->bucket >= 0 && m->epoch == pool_epoch && !t->busy) {
-			t->busy++;
-			table_add(m->bucket, 1, m->size, sample_weight(m->size, shim_rate));
-			t->busy--;
-		}
-		m->bucket = -1;
-		pool_free(p);
-		return;
-	}
 	if (!t->busy) {
 		t->busy++;
 		if (blocks_remove((uintptr_t)p, &size, &b))
@@ -189,6 +189,20 @@ static SHIM_COLD void shim_free_slow(void *p)
 		t->busy--;
 	}
 	__libc_free(p);
+}
+
+/*
+ * A free that may be of a sampled block. Only tail calls, so no stack
+ * frame: a page-aligned block that is not ours costs a filter load more.
+ */
+static SHIM_COLD void shim_free_slow(void *p)
+{
+	if (pool_owns(p))
+		shim_free_pool(p);
+	else if (blocks_may_hold((uintptr_t)p))
+		shim_free_table(p);
+	else
+		__libc_free(p); /* NULL, or page-aligned but not ours */
 }
 
 static inline void shim_free(void *p)
