@@ -88,19 +88,23 @@ done
 # kernel does not report the exit. Each capture must still end promptly.
 # The window is narrow: before the fix, about 1 exit in 50 went unnoticed
 # (make stress runs 200).
-late=0 n=$((20 * scale))
+late=0 early=0 n=$((20 * scale))
 for i in $(seq 1 "$n"); do
 	start_target ticker -t "0.$((RANDOM % 5 + 2))"
+	rm -f "$WORK/exits.pb.gz"
 	$T 20 "$ATTACH" -p "$TPID" -d 5s -F 1000 -o "$WORK/exits.pb.gz" 2>"$WORK/exits.err"
 	rc=$?
 	dur=$("$PBDUMP" "$WORK/exits.pb.gz" 2>/dev/null | awk '/^duration_nanos/ { print $2 }')
-	if [ "$rc" != 5 ] || ! awk -v d="${dur:-9e9}" 'BEGIN { exit !(d < 2.5e9) }'; then
+	if [ "$rc" = 4 ]; then
+		early=$((early + 1)) # gone before the first sample (a slow start): also right
+	elif [ "$rc" != 5 ] || ! awk -v d="${dur:-9e9}" 'BEGIN { exit !(d < 2.5e9) }'; then
 		late=$((late + 1))
 		echo "exit $i: rc $rc, capture lasted ${dur:-?} ns" >&2
 		cat "$WORK/exits.err" >&2
 	fi
 done
-check "$n exits during 1000 Hz captures: each noticed at once, exit 5 ($late missed)" [ "$late" = 0 ]
+check "$n exits during 1000 Hz captures: each noticed at once, exit 5 ($late missed, $early before the first sample)" \
+	[ "$late" = 0 -a "$early" -le $((n / 2)) ]
 
 # 5. Fork storms and thread churn during every sampling type.
 for mode in fork churn; do

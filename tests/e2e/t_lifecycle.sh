@@ -18,7 +18,7 @@ for sig in INT TERM; do
 	wait "$ap"
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
-	check "SIG$sig: exits 0 within 2s (rc $rc, ${ms}ms)" [ "$rc" = 0 ] && [ "$ms" -lt 2000 ]
+	check "SIG$sig: exits 0 within 2s (rc $rc, ${ms}ms)" [ "$rc" = 0 -a "$ms" -lt 2000 ]
 	check "SIG$sig: the profile holds ~1.5s" \
 		awk '/^duration_nanos/ { exit !($2 > 1.2e9 && $2 < 3e9) }' <("$PBDUMP" "$WORK/$sig.pb.gz")
 	check "SIG$sig: says it stopped early" grep -q "stopped early" "$WORK/$sig.err"

@@ -47,7 +47,7 @@ for g in sleeper:park_nanosleep condwait:park_cond reader:park_read poller:park_
 	f=${g#*:}
 	n=$(awk -v name="\"$name\"" -v f="$f" '/^thread / { cur = ($3 == name) } cur && $3 ~ "^" f "\\+" { c++ } END { print c + 0 }' "$WORK/d.txt")
 	want=$(grep -c "^thread [0-9]* \"$name\"" "$WORK/d.txt")
-	check "dump: all $want \"$name\" threads show $f ($n)" [ "$n" = "$want" ] && [ "$n" -gt 0 ]
+	check "dump: all $want \"$name\" threads show $f ($n)" [ "$n" = "$want" -a "$n" -gt 0 ]
 done
 check "dump: the main thread reaches _start" grep -q '_start+0x' "$WORK/d.txt"
 check "dump says where threads sleep" grep -q '"poller" sleeping in epoll_wait$' "$WORK/d.txt"
