@@ -24,7 +24,8 @@ check "every comparator stack goes through qsort to clone3" [ "$ok" = "$n" ]
 n=$(count ';handler_spin$')
 ok=$(count '^clone3;start_thread;signaller_main;signal_victim;\\[signal handler called\\];(on_usr1;)?handler_spin$')
 echo "signal handler: $ok of $n stacks complete"
-check "signal handler sampled" [ "$n" -ge 5 ]
+check "signal handler sampled" [ "$n" -ge 5 ] ||
+	{ echo "the signaller's samples:"; grep 'signal_victim' "$WORK/stacks.txt" | cut -c1-200 | sort | uniq -c | sort -rn | head -5; grep SigQ "/proc/$TPID/status"; } >&2
 check "every handler stack crosses the signal frame to clone3" [ "$ok" = "$n" ]
 
 n=$(count ';recurse_bottom$')

@@ -150,11 +150,14 @@ static void *signaller_main(void *arg)
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGUSR1;
 	sev._sigev_un._tid = gettid();
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) == 0) {
-		memset(&its, 0, sizeof(its));
-		its.it_value.tv_nsec = 4000000;
-		its.it_interval.tv_nsec = 4000000;
-		timer_settime(timer, 0, &its, NULL);
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_nsec = 4000000;
+	its.it_interval.tv_nsec = 4000000;
+	/* Without its timer this thread would test nothing: say so, loudly. */
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) != 0 ||
+	    timer_settime(timer, 0, &its, NULL) != 0) {
+		perror("stacks: signaller timer");
+		exit(1);
 	}
 	signal_victim();
 	return NULL;
