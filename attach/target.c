@@ -13,6 +13,22 @@
 #include "common/err.h"
 #include "common/proc.h"
 
+/*
+ * Is tid one of our own threads? TracerPid names the tracing thread, and
+ * ours is the sampler thread, not the main one: while it holds a thread
+ * of the target (one that is exiting, say), that thread's TracerPid is
+ * the sampler's tid.
+ */
+static int own_thread(pid_t tid)
+{
+	char p[64];
+
+	if (tid == getpid())
+		return 1;
+	snprintf(p, sizeof(p), "/proc/self/task/%d", (int)tid);
+	return access(p, F_OK) == 0;
+}
+
 /* The value of "Key:\t..." in status text, copied into out. */
 static int status_field(const char *text, const char *key, char *out, size_t cap)
 {
@@ -116,7 +132,7 @@ int target_attach_error(const struct target *t, int e)
 		return error("cannot attach to %d (%s): the process exited", (int)t->pid, t->comm);
 	if (e == EPERM || e == EACCES) {
 		/* Someone may have attached since the check. */
-		if (target_read(&now, t->pid, &tgid) == 0 && now.tracer && now.tracer != getpid()) {
+		if (target_read(&now, t->pid, &tgid) == 0 && now.tracer && !own_thread(now.tracer)) {
 			read_comm(now.tracer, tracer, sizeof(tracer));
 			return error("cannot attach to %d (%s): already traced by pid %d (%s)",
 				     (int)t->pid, t->comm, (int)now.tracer, tracer);
@@ -140,7 +156,7 @@ void target_lost_access(const struct target *t)
 	char tracer[17];
 	pid_t tgid;
 
-	if (target_read(&now, t->pid, &tgid) == 0 && now.tracer && now.tracer != getpid()) {
+	if (target_read(&now, t->pid, &tgid) == 0 && now.tracer && !own_thread(now.tracer)) {
 		read_comm(now.tracer, tracer, sizeof(tracer));
 		warning("pid %d (%s) began tracing %d (%s) mid-capture; stopped there, the profile "
 			"holds what was collected",
@@ -157,7 +173,7 @@ int target_traced_by_other(pid_t pid)
 	struct target now;
 	pid_t tgid;
 
-	return target_read(&now, pid, &tgid) == 0 && now.tracer && now.tracer != getpid();
+	return target_read(&now, pid, &tgid) == 0 && now.tracer && !own_thread(now.tracer);
 }
 
 int target_exited(pid_t pid)
