@@ -46,7 +46,7 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 			    struct snapshot *snap)
 {
 	size_t used;
-	int overran;
+	int overran, complete;
 
 	struct profile_label_in l[4];
 	int64_t v[2] = { 1, snap->weight };
@@ -90,8 +90,9 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 		return;
 	}
 	recorder_add(rec, (uint64_t)snap->tid, &snap->img, v, l, nl);
-	used = recorder_stack_used(rec, &overran);
-	hints_note(hints, snap->tid, used, overran);
+	used = recorder_stack_used(rec, &overran, &complete);
+	hints_note(hints, snap->tid, snap->img.stack_addr, snap->img.stack_addr + used, complete,
+		   overran);
 }
 
 /* Count distinct tids in a small sorted set. */

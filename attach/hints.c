@@ -1,9 +1,8 @@
 /*
- * hints.c — per-thread stack copy sizes. Slots are indexed by tid modulo
+ * hints.c — per-thread stack copy ends. Slots are indexed by tid modulo
  * the table size: tids of one process are dense, so collisions are rare,
- * and a collision merely shares a hint. Headroom is half the depth used
- * plus 1 KiB, so a stack must grow by more than half between two samples
- * of the same thread to be cut short — and then only once.
+ * and a collision merely costs a copy of the full cap (the other thread's
+ * end is not within reach of this one's sp) or one short copy.
  */
 #include "attach/hints.h"
 
@@ -16,30 +15,37 @@ void hints_init(struct stack_hints *h, size_t cap)
 		atomic_store_explicit(&h->slot[i], 0, memory_order_relaxed);
 }
 
-size_t hints_get(struct stack_hints *h, pid_t tid)
+size_t hints_get(struct stack_hints *h, pid_t tid, uint64_t sp)
 {
-	uint32_t v = atomic_load_explicit(&h->slot[(uint32_t)tid % HINTS_SLOTS],
-					  memory_order_relaxed);
+	uint64_t end = atomic_load_explicit(&h->slot[(uint32_t)tid % HINTS_SLOTS],
+					    memory_order_relaxed);
+	uint64_t n;
 
-	return v ? v : h->cap;
+	if (!end || end <= sp || end - sp > h->cap)
+		return h->cap;
+	n = end - sp + HINTS_MARGIN;
+	if (n < HINTS_MIN)
+		n = HINTS_MIN;
+	return n < h->cap ? n : h->cap;
 }
 
-void hints_note(struct stack_hints *h, pid_t tid, size_t used, int overran)
+void hints_note(struct stack_hints *h, pid_t tid, uint64_t sp, uint64_t end, int complete,
+		int overran)
 {
-	_Atomic uint32_t *s = &h->slot[(uint32_t)tid % HINTS_SLOTS];
-	size_t cur = atomic_load_explicit(s, memory_order_relaxed), want;
+	_Atomic uint64_t *s = &h->slot[(uint32_t)tid % HINTS_SLOTS];
+	uint64_t cur = atomic_load_explicit(s, memory_order_relaxed), want;
 
-	if (overran) {
-		want = h->cap;
+	if (overran || end < sp) {
+		want = 0;
+	} else if (complete) {
+		want = end;
 	} else {
-		want = used + used / 2 + 1024;
-		want = (want + 511) & ~(size_t)511;
-		if (cur && want < cur)
-			want = cur - (cur - want) / 8; /* shrink slowly */
+		/* Stopped early: the next walk may get further. */
+		want = end + (end - sp) / 2 + 1024;
+		if (want < end)
+			want = 0;
+		else if (cur > want && cur - sp <= h->cap)
+			want = cur;
 	}
-	if (want < HINTS_MIN)
-		want = HINTS_MIN;
-	if (want > h->cap)
-		want = h->cap;
-	atomic_store_explicit(s, (uint32_t)want, memory_order_relaxed);
+	atomic_store_explicit(s, want, memory_order_relaxed);
 }

@@ -1,20 +1,30 @@
 #ifndef CPROF_HINTS_H
 #define CPROF_HINTS_H
 /*
- * hints — how many stack bytes each thread needs copied, learnt from
+ * hints — how far up its stack each thread needs copied, learnt from
  * unwinding its earlier samples. Copying a thread's stack is most of the
  * time it stands still (measured: 64 KiB costs ~45 us of a ~65 us pause
  * on a 2-CPU VM, 512 bytes ~2 us), and most threads need a few KiB.
+ *
+ * A hint is an address, the end of the copy, not a length: a thread's
+ * outermost frames (start_thread, clone3, _start) stay at the same
+ * addresses for its whole life, so the copy [sp, end) holds them however
+ * much deeper the stack is this time. A length learnt from earlier samples
+ * (the old scheme) cut the stack short whenever a signal frame (~1-3 KiB
+ * of saved state) or a deeper call suddenly moved sp down: 2-3 of ~40
+ * signal-handler stacks per capture came out partial.
  *
  * Invariants:
  *  - written by the consumer (after unwinding), read by the tracer (before
  *    copying), without locks: each slot is one relaxed atomic, and a stale
  *    or colliding value only changes how much is copied, never safety;
- *  - a thread never seen gets the full cap; a walk that wanted bytes past
- *    its copy sets its hint back to the cap at once; hints grow at once and
- *    shrink slowly, with headroom, so a slightly deeper stack next time
- *    still fits;
- *  - hints stay within [HINTS_MIN, cap].
+ *  - a thread never seen gets the full cap, as does a thread whose sp is
+ *    not within the cap below its hint (another stack: a signal stack, a
+ *    reused tid); a walk that wanted bytes past its copy forgets the hint;
+ *  - a walk that reached the thread's start sets the hint to where it
+ *    ended; a walk that stopped early only raises it, with headroom, so
+ *    a thread alternating between the two never cuts the complete one;
+ *  - the bytes copied stay within [HINTS_MIN, cap].
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -23,19 +33,24 @@
 
 #define HINTS_SLOTS 4096
 #define HINTS_MIN 2048
+#define HINTS_MARGIN 256 /* copied past the hinted end */
 
 struct stack_hints {
 	size_t cap;
-	_Atomic uint32_t slot[HINTS_SLOTS]; /* 0: unknown */
+	_Atomic uint64_t slot[HINTS_SLOTS]; /* end address; 0: unknown */
 };
 
 /* All unknown; cap is the most ever copied. */
 void hints_init(struct stack_hints *h, size_t cap);
 
-/* Bytes to copy for tid. */
-size_t hints_get(struct stack_hints *h, pid_t tid);
+/* Bytes to copy for tid, whose stack pointer is sp. */
+size_t hints_get(struct stack_hints *h, pid_t tid, uint64_t sp);
 
-/* tid's last walk read used bytes of its copy; overran: it wanted more. */
-void hints_note(struct stack_hints *h, pid_t tid, size_t used, int overran);
+/*
+ * tid's last walk read its copy (which started at sp) up to address end;
+ * complete: it reached the thread's start; overran: it wanted more.
+ */
+void hints_note(struct stack_hints *h, pid_t tid, uint64_t sp, uint64_t end, int complete,
+		int overran);
 
 #endif

@@ -36,6 +36,7 @@ struct recorder {
 	struct u64map locs;   /* address -> location id */
 	struct u64map last;   /* key -> struct last_stack * */
 	struct record_stats stats;
+	unsigned last_flags; /* UNWIND_* of the last recorder_add() */
 };
 
 static uint64_t recorder_mapping(struct recorder *r, struct space_obj *o)
@@ -217,6 +218,7 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 	uint64_t id;
 
 	n = unwinder_unwind(r->unw, img, r->pcs, r->sig, r->max_depth, &flags);
+	r->last_flags = flags;
 	for (i = 0; i < n; i++) {
 		id = recorder_location(r, r->pcs[i], r->sig[i]);
 		if (id)
@@ -285,7 +287,8 @@ int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int trun
 	return 0;
 }
 
-size_t recorder_stack_used(const struct recorder *r, int *overran)
+size_t recorder_stack_used(const struct recorder *r, int *overran, int *complete)
 {
+	*complete = !(r->last_flags & (UNWIND_PARTIAL | UNWIND_TRUNCATED));
 	return unwinder_stack_used(r->unw, overran);
 }

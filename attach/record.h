@@ -68,8 +68,12 @@ int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int trun
 int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t *values,
 			   const struct profile_label_in *labels, size_t nlabels);
 
-/* How much of its stack copy the last recorder_add() walk read (see unwinder.h). */
-size_t recorder_stack_used(const struct recorder *r, int *overran);
+/*
+ * How much of its stack copy the last recorder_add() walk read, whether it
+ * wanted more (*overran, see unwinder.h) and whether it reached the
+ * thread's start (*complete: neither partial nor truncated).
+ */
+size_t recorder_stack_used(const struct recorder *r, int *overran, int *complete);
 
 /* The profile it adds to. */
 struct profile *recorder_profile(struct recorder *r);

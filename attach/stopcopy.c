@@ -73,9 +73,9 @@ static void regs_from_user(struct regs *r, const struct user_regs_struct *u)
 	r->valid = (1u << DWARF_NREGS) - 1;
 }
 
-static size_t copy_size(struct session *s, pid_t tid)
+static size_t copy_size(struct session *s, pid_t tid, uint64_t sp)
 {
-	size_t n = s->hints ? hints_get(s->hints, tid) : s->stack_cap;
+	size_t n = s->hints ? hints_get(s->hints, tid, sp) : s->stack_cap;
 
 	return n < s->stack_cap ? n : s->stack_cap;
 }
@@ -127,7 +127,7 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 	}
 	regs_from_user(&snap->img.regs, &ur);
 	snap->img.stack_addr = ur.rsp;
-	snap->img.stack_len = copy_stack(s->pid, ur.rsp, snap->stack, copy_size(s, t->tid));
+	snap->img.stack_len = copy_stack(s->pid, ur.rsp, snap->stack, copy_size(s, t->tid, ur.rsp));
 	return 0;
 }
 
@@ -240,7 +240,7 @@ static void read_asleep(struct session *s, struct thread *t, int have_cpu, uint6
 	snap->img.regs.r[DWARF_RIP] = pc;
 	snap->img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
 	snap->img.stack_addr = sp;
-	snap->img.stack_len = copy_stack(s->pid, sp, snap->stack, copy_size(s, t->tid));
+	snap->img.stack_len = copy_stack(s->pid, sp, snap->stack, copy_size(s, t->tid, sp));
 	s->stats.blocked_reads++;
 	if (have_cpu) {
 		t->flags |= THREAD_ASLEEP;
