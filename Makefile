@@ -52,6 +52,10 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%)
 TARGET_SRC := $(wildcard tests/targets/*.c)
 TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=$(B)/tests/targets/%)
+# Frame-pointer builds of targets (-fno-omit-frame-pointer, the default of
+# Fedora and Ubuntu packages): every function's CFA is rbp-based.
+FP_TARGETS := parking
+TARGET_BIN += $(FP_TARGETS:%=$(B)/tests/targets/%-fp)
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
@@ -110,6 +114,10 @@ $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(B)/libcprof-core.a
 $(B)/tests/tools/%: $(B)/obj/tests/tools/%.o $(B)/libcprof-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
+
+$(B)/tests/targets/%-fp: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -o $@ $< -lm
 
 $(B)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)

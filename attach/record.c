@@ -5,6 +5,7 @@
  * capture has a few thousand distinct addresses, each symbolized once.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,10 +230,17 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 		if ((id = recorder_marker(r, "[truncated]")))
 			r->ids[k++] = id;
 	} else if (flags & UNWIND_PARTIAL) {
+		unsigned cause = UNWIND_CAUSE(flags) < UNWIND_NCAUSES ? UNWIND_CAUSE(flags) : 0;
+		char name[64];
+
 		r->stats.partial++;
-		if ((id = recorder_marker(r, "[partial]")))
+		r->stats.partial_by[cause]++;
+		snprintf(name, sizeof(name), "[partial: %s]", unwind_cause_name(cause));
+		if ((id = recorder_marker(r, name)))
 			r->ids[k++] = id;
 	}
+	if (flags & UNWIND_RECOVERED)
+		r->stats.recovered++;
 	r->stats.stacks++;
 	r->stats.frames += n;
 	remember(r, key, k);

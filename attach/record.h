@@ -11,8 +11,9 @@
  *  - the main executable's mapping is the profile's first mapping when the
  *    executable has one, as pprof expects;
  *  - a stack cut by the depth limit gets a "[truncated]" root frame and a
- *    stack whose unwinding stopped early a "[partial]" root frame, so
- *    neither masquerades as a complete stack;
+ *    stack whose unwinding stopped early a "[partial: CAUSE]" root frame
+ *    (CAUSE from unwind_cause_name()), so neither masquerades as a
+ *    complete stack and the reader sees why;
  *  - not thread-safe: the consumer thread alone uses it.
  */
 #include <stddef.h>
@@ -20,10 +21,10 @@
 #include <sys/types.h>
 
 #include "model/profile.h"
+#include "unwind/unwinder.h"
 
 #define RECORD_MAX_DEPTH 512 /* frames kept per stack */
 
-struct thread_image;
 struct recorder;
 
 struct record_stats {
@@ -31,6 +32,8 @@ struct record_stats {
 	uint64_t frames;      /* frames in them */
 	uint64_t truncated;   /* stacks cut at the depth limit */
 	uint64_t partial;     /* stacks whose unwinding stopped early */
+	uint64_t partial_by[UNWIND_NCAUSES]; /* ... by cause */
+	uint64_t recovered;   /* stacks completed by frame-pointer recovery */
 	uint64_t failed;      /* stacks the profile refused (caps) */
 	uint64_t repeated;    /* samples that reused a key's last stack */
 };

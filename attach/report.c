@@ -32,6 +32,25 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 		     o->duration_given ? ", the change over the window" : "");
 }
 
+/* "partial stacks by cause: no unwind info 12, stack not copied 1" */
+static void report_partial(const struct record_stats *rec)
+{
+	const char *sep = "";
+	unsigned c;
+
+	if (!rec->partial)
+		return;
+	fprintf(stderr, "cprof-attach: stats: partial stacks by cause:");
+	for (c = 1; c < UNWIND_NCAUSES; c++) {
+		if (!rec->partial_by[c])
+			continue;
+		fprintf(stderr, "%s %s %llu", sep, unwind_cause_name(c),
+			(unsigned long long)rec->partial_by[c]);
+		sep = ",";
+	}
+	fputc('\n', stderr);
+}
+
 void report_stats(const struct capture_report *r)
 {
 	const struct sampler *sm = &r->sm;
@@ -65,11 +84,12 @@ void report_stats(const struct capture_report *r)
 		(unsigned long long)sm->stats.repeats, (unsigned long long)sm->stats.rescans);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
-		"partial; own CPU %.3fs over %.3fs\n",
+		"partial, %llu completed by frame-pointer recovery; own CPU %.3fs over %.3fs\n",
 		(unsigned long long)r->rec.stacks,
 		r->rec.stacks ? (double)r->rec.frames / (double)r->rec.stacks : 0.0,
 		(unsigned long long)r->rec.truncated, (unsigned long long)r->rec.partial,
-		r->cpu_self_s, (double)r->duration_ns / 1e9);
+		(unsigned long long)r->rec.recovered, r->cpu_self_s, (double)r->duration_ns / 1e9);
+	report_partial(&r->rec);
 }
 
 void report_top(const struct profile *prof, unsigned n)

@@ -14,6 +14,7 @@
 
 #include <libunwind.h>
 
+#include "unwind/callsite.h"
 #include "unwind/space.h"
 #include "unwind/unwinder.h"
 
@@ -25,12 +26,31 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 /* How far above sp a read is taken for a stack read past the copy. */
 #define STACK_REACH (1u << 20)
 
+/*
+ * Frame-pointer recovery: how far above the frame's sp a frame record is
+ * looked for, and how many candidates are tried with a whole walk each.
+ */
+#define FP_SCAN_MAX (64u << 10)
+#define FP_TRIES 8
+
 struct unwinder {
 	struct space *space;
 	unw_addr_space_t as;
 	const struct thread_image *img; /* the thread being unwound */
 	size_t used;                    /* bytes of the copy the last walk read */
 	int overran;                    /* it wanted stack bytes past the copy */
+	/* What went wrong during the current step (reset before each). */
+	int ev_noobj, ev_noinfo, ev_mem, ev_copy, ev_reg; /* ev_reg: register + 1 */
+	uint64_t *pcs2;                 /* scratch for recovery walks */
+	uint8_t *sig2;
+	size_t cap2;
+};
+
+/* One walk's outcome. */
+struct walk {
+	size_t n;
+	unsigned flags, cause;
+	uint64_t fp_sp, fp_pc; /* UNWIND_CAUSE_FRAME_POINTER: the frame's sp and pc */
 };
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
@@ -39,9 +59,16 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	struct unwinder *u = arg;
 	struct space_obj *o = space_find(u->space, ip);
 	unw_dyn_info_t di;
+	int r;
 
-	if (!o || !o->eh_count)
+	if (!o) {
+		u->ev_noobj = 1;
 		return -UNW_ENOINFO;
+	}
+	if (!o->eh_count) {
+		u->ev_noinfo = 1;
+		return -UNW_ENOINFO;
+	}
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = o->text_start ? o->text_start : o->base;
@@ -54,7 +81,10 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		di.start_ip = o->base;
 		di.end_ip = (unw_word_t)-1;
 	}
-	return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	r = _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	if (r == -UNW_ENOINFO)
+		u->ev_noinfo = 1;
+	return r;
 }
 
 /* libunwind frees the table-format unwind info it allocated itself. */
@@ -80,7 +110,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 	const struct thread_image *t = u->img;
 
 	(void)as;
-	if (write)
+	if (write || !t)
 		return -UNW_EREADONLYREG;
 	if (addr >= t->stack_addr && addr - t->stack_addr <= t->stack_len &&
 	    t->stack_len - (addr - t->stack_addr) >= sizeof(*val)) {
@@ -91,8 +121,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 	}
 	if (space_read(u->space, addr, val, sizeof(*val)) == 0)
 		return 0;
+	u->ev_mem = 1;
 	if (addr >= t->stack_addr && addr - t->stack_addr < STACK_REACH)
-		u->overran = 1;
+		u->overran = u->ev_copy = 1;
 	return -UNW_EINVAL;
 }
 
@@ -105,8 +136,11 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, in
 	(void)as;
 	if (write)
 		return -UNW_EREADONLYREG;
-	if (reg < 0 || reg >= DWARF_NREGS || !(r->valid & (1u << reg)))
+	if (reg < 0 || reg >= DWARF_NREGS || !(r->valid & (1u << reg))) {
+		if (!u->ev_reg)
+			u->ev_reg = reg + 1;
 		return -UNW_EBADREG;
+	}
 	*val = r->r[reg];
 	return 0;
 }
@@ -177,6 +211,8 @@ void unwinder_free(struct unwinder *u)
 	if (!u)
 		return;
 	unw_destroy_addr_space(u->as);
+	free(u->pcs2);
+	free(u->sig2);
 	free(u);
 }
 
@@ -194,59 +230,192 @@ static int is_sigreturn(struct unwinder *u, unw_word_t ip)
 	return space_read(u->space, ip, b, sizeof(b)) == 0 && !memcmp(b, code, sizeof(code));
 }
 
-size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
-		       uint8_t *sig, size_t max, unsigned *flags)
+static const char *const cause_names[UNWIND_NCAUSES] = {
+	[UNWIND_CAUSE_NONE] = "complete",
+	[UNWIND_CAUSE_NO_REGS] = "no registers",
+	[UNWIND_CAUSE_NO_OBJECT] = "code outside every object",
+	[UNWIND_CAUSE_NO_INFO] = "no unwind info",
+	[UNWIND_CAUSE_FRAME_POINTER] = "frame pointer unknown",
+	[UNWIND_CAUSE_REGISTER] = "register unknown",
+	[UNWIND_CAUSE_STACK_COPY] = "stack not copied",
+	[UNWIND_CAUSE_MEMORY] = "memory unreadable",
+	[UNWIND_CAUSE_BAD_FRAME] = "bad frame",
+};
+
+const char *unwind_cause_name(unsigned cause)
+{
+	return cause < UNWIND_NCAUSES ? cause_names[cause] : "unknown";
+}
+
+/* Why the step that just failed failed, from what the accessors saw. */
+static unsigned step_cause(const struct unwinder *u)
+{
+	if (u->ev_noobj)
+		return UNWIND_CAUSE_NO_OBJECT;
+	if (u->ev_noinfo)
+		return UNWIND_CAUSE_NO_INFO;
+	if (u->ev_reg)
+		return u->ev_reg == DWARF_RBP + 1 ? UNWIND_CAUSE_FRAME_POINTER : UNWIND_CAUSE_REGISTER;
+	if (u->ev_mem)
+		return u->ev_copy ? UNWIND_CAUSE_STACK_COPY : UNWIND_CAUSE_MEMORY;
+	return UNWIND_CAUSE_BAD_FRAME;
+}
+
+/*
+ * One walk from img's registers. A step libunwind took by guessing (its
+ * frame-pointer heuristic where a frame has no CFI) is not taken: a guess
+ * is not shown as a caller. The walk is complete when the CFI of its last
+ * frame leaves the return address undefined (clone3, _start and every
+ * runtime's thread entry say so) or the return address is zero.
+ */
+static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
+		 uint8_t *sig, size_t max, struct walk *w)
 {
 	unw_cursor_t c;
 	unw_word_t ip = img->regs.r[DWARF_RIP], prev_sp = 0, sp;
-	size_t n = 0;
-	int r, exact = 1;
+	int r, exact;
+
+	w->flags = 0;
+	w->cause = UNWIND_CAUSE_NONE;
+	sig[0] = 0;
+	pcs[0] = ip;
+	w->n = 1;
+	u->img = img;
+	if (!(img->regs.valid & (1u << DWARF_RSP)) || unw_init_remote(&c, u->as, u) < 0) {
+		w->cause = UNWIND_CAUSE_NO_REGS;
+		goto partial;
+	}
+	for (;;) {
+		/* A signal frame's successor was interrupted, not called. */
+		exact = is_sigreturn(u, ip);
+		sig[w->n - 1] = (uint8_t)exact;
+		unw_get_reg(&c, UNW_REG_SP, &prev_sp);
+		u->ev_noobj = u->ev_noinfo = u->ev_mem = u->ev_copy = u->ev_reg = 0;
+		r = unw_step(&c);
+		if (r < 0 || ((u->ev_noinfo || u->ev_noobj) && !exact)) {
+			w->cause = step_cause(u);
+			if (w->cause == UNWIND_CAUSE_FRAME_POINTER) {
+				w->fp_sp = prev_sp;
+				w->fp_pc = pcs[w->n - 1];
+			}
+			goto partial;
+		}
+		if (r == 0)
+			break; /* the outermost frame */
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
+			break;
+		unw_get_reg(&c, UNW_REG_SP, &sp);
+		if (w->n == max) {
+			w->flags |= UNWIND_TRUNCATED;
+			break;
+		}
+		if (sp < prev_sp && !exact) {
+			/* The stack grows down: a caller below its callee is garbage. */
+			w->cause = UNWIND_CAUSE_BAD_FRAME;
+			goto partial;
+		}
+		sig[w->n] = 0;
+		pcs[w->n++] = exact ? ip : ip - 1;
+	}
+	u->img = NULL;
+	return;
+partial:
+	w->flags |= UNWIND_PARTIAL;
+	u->img = NULL;
+}
+
+static int scratch_reserve(struct unwinder *u, size_t max)
+{
+	uint64_t *p;
+	uint8_t *q;
+
+	if (u->cap2 >= max)
+		return 0;
+	p = realloc(u->pcs2, max * sizeof(*p));
+	if (!p)
+		return -1;
+	u->pcs2 = p;
+	q = realloc(u->sig2, max);
+	if (!q)
+		return -1;
+	u->sig2 = q;
+	u->cap2 = max;
+	return 0;
+}
+
+/*
+ * A sleeping thread is read without a stop, so only its sp and pc are
+ * known, and the first frame whose CFA is its frame pointer (rbp) cannot
+ * be unwound: no frame below it saved rbp, so rbp there is the thread's
+ * live register. Its value is the address of that frame's record (saved
+ * rbp, return address) on the copied stack, somewhere above the frame's
+ * sp. A candidate address a is tried only when it could be the record:
+ * 16-byte aligned (the ABI's alignment after "push %rbp"), its return
+ * address preceded by a call instruction, and a direct call going to this
+ * very function (or through a PLT stub) — stale records left by earlier
+ * calls return into other functions. A candidate is accepted only when the
+ * whole walk from it reaches the thread's start with every frame's CFI;
+ * the lowest such candidate wins. Otherwise the stack stays partial.
+ * 0 when recovered (pcs, sig and *w replaced), else -1.
+ */
+static int recover_frame_pointer(struct unwinder *u, const struct thread_image *img,
+				 uint64_t *pcs, uint8_t *sig, size_t max, struct walk *w)
+{
+	struct thread_image t = *img;
+	unw_proc_info_t pi;
+	uint64_t a, hi, end, ret, target;
+	struct walk w2;
+	int kind, tries = 0;
+
+	if ((img->regs.valid & (1u << DWARF_RBP)) || w->fp_sp < img->stack_addr ||
+	    scratch_reserve(u, max) < 0)
+		return -1;
+	memset(&pi, 0, sizeof(pi));
+	u->img = img;
+	kind = find_proc_info(u->as, w->fp_pc, &pi, 0, u);
+	u->img = NULL;
+	if (kind < 0)
+		return -1;
+	end = img->stack_addr + img->stack_len;
+	hi = w->fp_sp + FP_SCAN_MAX < end ? w->fp_sp + FP_SCAN_MAX : end;
+	for (a = (w->fp_sp + 15) & ~(uint64_t)15; a + 16 <= hi && tries < FP_TRIES; a += 16) {
+		memcpy(&ret, img->stack + (a + 8 - img->stack_addr), sizeof(ret));
+		kind = callsite_classify(u->space, ret, &target);
+		if (kind == CALLSITE_NONE)
+			continue;
+		if (kind == CALLSITE_DIRECT && target != pi.start_ip &&
+		    !callsite_is_stub(u->space, target))
+			continue;
+		tries++;
+		t.regs.r[DWARF_RBP] = a;
+		t.regs.valid = img->regs.valid | 1u << DWARF_RBP;
+		walk(u, &t, u->pcs2, u->sig2, max, &w2);
+		if (w2.flags & UNWIND_PARTIAL)
+			continue;
+		memcpy(pcs, u->pcs2, w2.n * sizeof(*pcs));
+		memcpy(sig, u->sig2, w2.n);
+		*w = w2;
+		w->flags |= UNWIND_RECOVERED;
+		return 0;
+	}
+	return -1;
+}
+
+size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
+		       uint8_t *sig, size_t max, unsigned *flags)
+{
+	struct walk w;
 
 	*flags = 0;
 	u->used = 0;
 	u->overran = 0;
 	if (max == 0 || !(img->regs.valid & (1u << DWARF_RIP)))
 		return 0;
-	if (sig)
-		sig[0] = 0;
-	pcs[n++] = img->regs.r[DWARF_RIP];
-	u->img = img;
-	if (!(img->regs.valid & (1u << DWARF_RSP)) || unw_init_remote(&c, u->as, u) < 0) {
-		*flags |= UNWIND_PARTIAL;
-		goto out;
-	}
-	for (;;) {
-		/* A signal frame's successor was interrupted, not called. */
-		exact = is_sigreturn(u, ip);
-		if (sig)
-			sig[n - 1] = (uint8_t)exact;
-		unw_get_reg(&c, UNW_REG_SP, &prev_sp);
-		r = unw_step(&c);
-		if (r == 0)
-			break; /* the outermost frame */
-		if (r < 0) {
-			*flags |= UNWIND_PARTIAL;
-			break;
-		}
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
-		unw_get_reg(&c, UNW_REG_SP, &sp);
-		if (n == max) {
-			*flags |= UNWIND_TRUNCATED;
-			break;
-		}
-		if (sp < prev_sp && !exact) {
-			/* The stack grows down: a caller below its callee is garbage. */
-			*flags |= UNWIND_PARTIAL;
-			break;
-		}
-		if (sig)
-			sig[n] = 0;
-		pcs[n++] = exact ? ip : ip - 1;
-	}
-out:
-	u->img = NULL;
-	return n;
+	walk(u, img, pcs, sig, max, &w);
+	if (w.cause == UNWIND_CAUSE_FRAME_POINTER)
+		recover_frame_pointer(u, img, pcs, sig, max, &w);
+	*flags = w.flags | w.cause << UNWIND_CAUSE_SHIFT;
+	return w.n;
 }
 
 size_t unwinder_stack_used(const struct unwinder *u, int *overran)

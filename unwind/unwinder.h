@@ -10,6 +10,13 @@
  *    copied bytes, everything else from the objects' files (struct space);
  *    an address outside both ends the walk cleanly;
  *  - the walk is bounded by the caller's maximum depth and always ends;
+ *  - a stack is complete only when its last frame's CFI ends the chain
+ *    (the return address undefined, as clone3, _start and runtime thread
+ *    entries mark it) or the return address is zero; every other end is
+ *    UNWIND_PARTIAL with the cause of the step that failed, and no frame
+ *    is ever guessed (libunwind's frame-pointer heuristic is refused);
+ *  - a frame recovered without the registers (see UNWIND_RECOVERED) is
+ *    shown only when the whole walk through it is complete;
  *  - pcs[0] is the exact interrupted instruction; every other frame is given
  *    as a call site (return address - 1), except a frame interrupted by a
  *    signal, whose address is exact;
@@ -41,7 +48,28 @@ struct thread_image {
 
 /* Result flags. */
 #define UNWIND_TRUNCATED 1u  /* stopped at the caller's depth limit */
-#define UNWIND_PARTIAL 2u    /* stopped early: no unwind info or memory */
+#define UNWIND_PARTIAL 2u    /* stopped early; UNWIND_CAUSE(flags) says why */
+#define UNWIND_RECOVERED 4u  /* a frame pointer was recovered from the stack */
+#define UNWIND_CAUSE_SHIFT 8
+#define UNWIND_CAUSE(flags) (((flags) >> UNWIND_CAUSE_SHIFT) & 0xffu)
+
+/* Why a walk stopped before the thread's start. */
+enum unwind_cause {
+	UNWIND_CAUSE_NONE,          /* it did not */
+	UNWIND_CAUSE_NO_REGS,       /* no stack pointer, or libunwind refused the registers */
+	UNWIND_CAUSE_NO_OBJECT,     /* a pc outside every mapped object (JIT code, garbage) */
+	UNWIND_CAUSE_NO_INFO,       /* an object without CFI for a frame's pc */
+	UNWIND_CAUSE_FRAME_POINTER, /* rbp-based CFA in a thread read without a stop, and
+				       no frame record on its stack passed every check */
+	UNWIND_CAUSE_REGISTER,      /* the CFA needs another register not read */
+	UNWIND_CAUSE_STACK_COPY,    /* stack bytes past the copy were needed */
+	UNWIND_CAUSE_MEMORY,        /* memory outside the stack and every object */
+	UNWIND_CAUSE_BAD_FRAME,     /* a caller below its callee, or a step libunwind refused */
+	UNWIND_NCAUSES
+};
+
+/* A short lowercase phrase for a cause ("no unwind info"). */
+const char *unwind_cause_name(unsigned cause);
 
 struct unwinder;
 
@@ -54,9 +82,9 @@ void unwinder_free(struct unwinder *u);
 /*
  * Unwind img into pcs[0..max), leaf first; returns the number of frames
  * (at least 1 when the image has an instruction pointer, else 0) and sets
- * *flags to UNWIND_* bits. When sig is not NULL, sig[i] is set to 1 when
- * frame i is a signal trampoline (the kernel's return path from a signal
- * handler, usually __restore_rt), else 0.
+ * *flags to UNWIND_* bits and a cause. sig[i] is set to 1 when frame i is
+ * a signal trampoline (the kernel's return path from a signal handler,
+ * usually __restore_rt), else 0.
  */
 size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
 		       uint8_t *sig, size_t max, unsigned *flags);
