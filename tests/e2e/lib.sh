@@ -35,11 +35,12 @@ pass() {
 	echo "ok: $*"
 }
 
-# check COND-DESCRIPTION COMMAND... : run the command, pass or fail.
+# check COND-DESCRIPTION COMMAND... : run the command, pass or fail; its
+# status is the command's, so "check ... || explain" explains a failure.
 check() {
 	local what=$1
 	shift
-	if "$@"; then pass "$what"; else fail "$what"; fi
+	if "$@"; then pass "$what"; else fail "$what"; return 1; fi
 }
 
 # start_target NAME [ARGS...]: start a target, wait for its "ready" line,

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A stack that cannot be unwound to its thread's start says so, and why,
+# instead of ending quietly or guessing: code with no CFI (hand-written
+# assembly) ends in "[partial: no unwind info]" right above its one frame,
+# code outside every object (a JIT's anonymous mapping) in "[partial: code
+# outside every object]", and --stats counts partial stacks by cause. The
+# sleeping main thread of the same process stays complete.
+. "$(dirname "$0")/lib.sh"
+
+start_target nocfi
+"$ATTACH" -p "$TPID" -t wall -d 1s -o "$WORK/w.pb.gz" --stats -q 2>"$WORK/stats" || fail "wall capture failed"
+"$PBDUMP" "$WORK/w.pb.gz" | awk '/^sample / { l = $4; sub(/.*thread=/, "", l); sub(/[; ].*/, "", l); s = $0; sub(/.* stack /, "", s); print l, s }' |
+	sort | uniq -c >"$WORK/stacks.txt"
+cat "$WORK/stacks.txt"
+
+only() { # only THREAD STACK-RE: THREAD has samples, all with stacks matching STACK-RE
+	awk -v t="$1" -v re="$2" '$2 == t { n++; s = $0; sub(/^ *[0-9]+ [^ ]+ /, "", s); if (s !~ re) bad++ }
+		END { exit !(n > 0 && bad == 0) }' "$WORK/stacks.txt"
+}
+check "code without CFI: [partial: no unwind info] above its frame" \
+	only asmspin '^[[]partial: no unwind info[]];nocfi_spin$'
+check "code outside every object: [partial: code outside every object] above its address" \
+	only jitspin '^[[]partial: code outside every object[]];0x[0-9a-f]+$'
+check "the sleeping main thread is complete" \
+	only nocfi '^_start;__libc_start_main;__libc_start_call_main;main;(__nanosleep;)?clock_nanosleep$'
+check "--stats counts partial stacks by cause" \
+	grep -qE '^cprof-attach: stats: partial stacks by cause: .*code outside every object [0-9]+.*no unwind info [0-9]+|no unwind info [0-9]+.*code outside every object [0-9]+' "$WORK/stats"
+check "target never left stopped" not_stopped "$TPID"
+finish
