@@ -82,6 +82,10 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 				       l, nl);
 		return;
 	}
+	if (snap->how == SNAP_TORN) {
+		recorder_marker_sample(rec, "[not captured: kept waking while read]", v, l, nl);
+		return;
+	}
 	if (snap->how == SNAP_REPEAT) {
 		if (recorder_repeat(rec, (uint64_t)snap->tid, v, l, nl) == 0)
 			return;

@@ -71,10 +71,12 @@ void report_stats(const struct capture_report *r)
 		(unsigned long long)sm->stats.threads_seen, (unsigned long long)r->threads);
 	fprintf(stderr,
 		"cprof-attach: stats: pause per stopped sample p50 %.1fus p99 %.1fus max %.1fus "
-		"(%llu stops, %llu timed out); %llu sleeping threads read without a stop\n",
+		"(%llu stops, %llu timed out); %llu sleeping threads read without a stop (%llu "
+		"read again: they woke during the copy)\n",
 		sm->pause_p50_ns / 1e3, sm->pause_p99_ns / 1e3, sm->stats.pause_ns_max / 1e3,
 		(unsigned long long)sm->stats.stops, (unsigned long long)sm->stats.stop_timeouts,
-		(unsigned long long)sm->stats.blocked_reads);
+		(unsigned long long)sm->stats.blocked_reads,
+		(unsigned long long)sm->stats.torn_reads);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu signals passed on during stops, %llu EINTRs turned into "
 		"restarts, %.1fms CPU not attributed, %llu thread CPU clocks read, %llu idle "

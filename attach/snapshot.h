@@ -28,6 +28,7 @@
 #define SNAP_SYSCALL 2  /* thread blocked in a syscall, not stopped: sp and pc */
 #define SNAP_REPEAT 3   /* thread has not run since its last sample: same stack, no bytes */
 #define SNAP_LOST 4     /* running, but did not stop in time: no stack, said so */
+#define SNAP_TORN 5     /* kept waking while read without a stop: no stack, said so */
 
 struct snapshot {
 	struct snapshot *next;
