@@ -377,7 +377,9 @@ static int recover_frame_pointer(struct unwinder *u, const struct thread_image *
 	if (kind < 0)
 		return -1;
 	end = img->stack_addr + img->stack_len;
-	hi = w->fp_sp + FP_SCAN_MAX < end ? w->fp_sp + FP_SCAN_MAX : end;
+	if (w->fp_sp >= end)
+		return -1; /* also keeps the sums below from wrapping */
+	hi = end - w->fp_sp > FP_SCAN_MAX ? w->fp_sp + FP_SCAN_MAX : end;
 	for (a = (w->fp_sp + 15) & ~(uint64_t)15; a + 16 <= hi && tries < FP_TRIES; a += 16) {
 		memcpy(&ret, img->stack + (a + 8 - img->stack_addr), sizeof(ret));
 		kind = callsite_classify(u->space, ret, &target);
