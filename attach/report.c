@@ -64,17 +64,21 @@ void report_stats(const struct capture_report *r)
 		return;
 	}
 	fprintf(stderr,
-		"cprof-attach: stats: %llu samples (%llu lost to a full queue, %llu ticks of %llu "
-		"late), %llu threads seen, %llu sampled\n",
+		"cprof-attach: stats: %llu samples (%llu lost to a full queue), %llu threads seen, "
+		"%llu sampled; ticks: %llu of %llu taken (%llu missed while the sampler was "
+		"busy)\n",
 		(unsigned long long)sm->samples, (unsigned long long)sm->lost,
-		(unsigned long long)sm->ticks_missed, (unsigned long long)sm->ticks,
-		(unsigned long long)sm->stats.threads_seen, (unsigned long long)r->threads);
+		(unsigned long long)sm->stats.threads_seen, (unsigned long long)r->threads,
+		(unsigned long long)sm->ticks, (unsigned long long)(sm->ticks + sm->ticks_missed),
+		(unsigned long long)sm->ticks_missed);
 	fprintf(stderr,
 		"cprof-attach: stats: pause per stopped sample p50 %.1fus p99 %.1fus max %.1fus "
-		"(%llu stops, %llu timed out); %llu sleeping threads read without a stop (%llu "
-		"read again: they woke during the copy)\n",
+		"(%llu stops, %llu timed out, %llu taken when the thread next had a CPU, %llu "
+		"found asleep: their CPU carried on); %llu sleeping threads read without a stop "
+		"(%llu read again: they woke during the copy)\n",
 		sm->pause_p50_ns / 1e3, sm->pause_p99_ns / 1e3, sm->stats.pause_ns_max / 1e3,
 		(unsigned long long)sm->stats.stops, (unsigned long long)sm->stats.stop_timeouts,
+		(unsigned long long)sm->stats.deferred, (unsigned long long)sm->found_asleep,
 		(unsigned long long)sm->stats.blocked_reads,
 		(unsigned long long)sm->stats.torn_reads);
 	fprintf(stderr,

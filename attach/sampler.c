@@ -27,6 +27,8 @@
 #define PROC_CLOCK_MANY 64       /* above this many threads... */
 #define PROC_CLOCK_TICKS 10      /* ...read the process clock every this many ticks */
 
+static void emit_all(void *ctx, struct thread *t, struct snapshot *snap);
+
 static void sampler_push(void *ctx, struct snapshot *snap)
 {
 	struct sampler *sm = ctx;
@@ -39,8 +41,21 @@ static void sampler_push(void *ctx, struct snapshot *snap)
 	sm->samples++;
 }
 
+/*
+ * A CPU sample stands for CPU used where the thread ran. A stop that broke
+ * a sleep shows where the thread waits: it carries nothing, and the CPU
+ * pending stays for the thread's next sample found running (README, "How a
+ * CPU sample is weighted", gives the argument).
+ */
 static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
 {
+	struct sampler *sm = ctx;
+
+	if (snap->how == SNAP_STOPPED && snap->slept) {
+		sm->found_asleep++;
+		snapshot_free(snap);
+		return;
+	}
 	snap->weight = (int64_t)t->cpu_pending;
 	t->cpu_pending = 0;
 	sampler_push(ctx, snap);
@@ -236,6 +251,12 @@ void *sampler_main(void *arg)
 		goto out;
 	}
 	s.want_state = !!(sm->kind->labels & LABEL_STATE);
+	if (sm->kind->policy != POLICY_ONCE) {
+		/* The clock never waits for a thread that waits for a CPU. */
+		s.defer_emit = sm->kind->policy == POLICY_CPU ? emit_cpu : emit_all;
+		s.defer_ctx = sm;
+	}
+	s.want_running = sm->kind->policy == POLICY_CPU;
 	s.hints = sm->hints;
 	sm->start_real_ns = clock_real_ns();
 	sm->start_mono_ns = clock_mono_ns();

@@ -204,7 +204,7 @@ void session_poll(struct session *s)
 
 			if (t && (t->flags & (THREAD_HELD | THREAD_WANTED)) == THREAD_HELD &&
 			    waitpid(tids[i], &status, __WALL | WNOHANG) == tids[i])
-				stopcopy_reap(s, t, status, NULL);
+				stopcopy_late(s, t, status);
 		}
 		free(tids);
 	}

@@ -34,10 +34,19 @@
 #include "attach/threads.h"
 
 #define SESSION_STOP_TIMEOUT_MS 50
+#define SESSION_DEFER_US 1000 /* a thread on a CPU stops in ~20-100 us; later, it waits for one */
 #define SESSION_PAUSE_BUCKETS 20000 /* 1 us each: pauses up to 20 ms */
+
+/*
+ * Called with each snapshot a batch takes, right after the thread was
+ * released (or read without stopping). t is the thread, still valid. The
+ * callee owns snap.
+ */
+typedef void session_emit_fn(void *ctx, struct thread *t, struct snapshot *snap);
 
 struct session_stats {
 	uint64_t stops;            /* threads stopped for a sample */
+	uint64_t deferred;         /* ... of which waited for a CPU: copied when they next ran */
 	uint64_t blocked_reads;    /* threads read without stopping */
 	uint64_t torn_reads;       /* ... read again: they woke during the copy */
 	uint64_t repeats;          /* threads found exactly as last read */
@@ -60,6 +69,21 @@ struct session {
 	size_t stack_cap;
 	struct stack_hints *hints; /* per-thread copy sizes, or NULL: always stack_cap */
 	int want_state;           /* fill snapshot.state (costs a read of stat) */
+	/*
+	 * Non-NULL: a running thread that does not stop within
+	 * SESSION_DEFER_US is waiting for a CPU; the batch moves on, and its
+	 * stop is copied and given to defer_emit when it comes (when the
+	 * thread next runs). NULL: the batch waits up to
+	 * SESSION_STOP_TIMEOUT_MS and reports it as not captured.
+	 */
+	session_emit_fn *defer_emit;
+	void *defer_ctx;
+	/*
+	 * Mark stops that did not find the thread running (snap->slept): it
+	 * slept in a syscall, or woke only after our interrupt. Costs one
+	 * read of schedstat before each interrupt.
+	 */
+	int want_running;
 	int gone;                 /* the process has exited */
 	int execed;               /* the process replaced its program */
 	int stop_signal;          /* SIGINT/SIGTERM/SIGHUP received, or 0 */
@@ -96,28 +120,23 @@ int session_start(struct session *s);
 int session_rescan(struct session *s);
 
 /*
- * Handle signals to cprof-attach, late stops and the process's exit;
+ * Handle signals to cprof-attach, late stops (a deferred one is copied
+ * and given to defer_emit) and the process's exit;
  * settle a doubt about our rights (a thread that is exiting refuses
  * PTRACE_SEIZE too, so one refusal proves nothing). Never blocks.
  */
 void session_poll(struct session *s);
 
 /*
- * Called with each snapshot a batch takes, right after the thread was
- * released (or read without stopping). t is the thread, still valid. The
- * callee owns snap.
- */
-typedef void session_emit_fn(void *ctx, struct thread *t, struct snapshot *snap);
-
-/*
  * Sample the threads in tids: each running one is seized, stopped, copied
  * and detached in turn (so none waits while another is copied); unless
- * running_only, every
- * sleeping one is read without a stop (and a thread whose CPU clock has
- * not moved since it was last read asleep is reported as unchanged). A
- * running thread whose stop does not come within SESSION_STOP_TIMEOUT_MS
- * is skipped (and, unless running_only, reported as not captured); it is
- * released when its stop comes.
+ * running_only, every sleeping one is read without a stop (and a thread
+ * whose CPU clock has not moved since it was last read asleep is reported
+ * as unchanged). A running thread whose stop does not come in time is
+ * deferred (see defer_emit) or, without defer_emit, skipped after
+ * SESSION_STOP_TIMEOUT_MS (and, unless running_only, reported as not
+ * captured) and released when its stop comes. A stopped thread found
+ * asleep inside a syscall (the stop broke its sleep) has snap->slept set.
  */
 void session_sample(struct session *s, const pid_t *tids, uint32_t n, int running_only,
 		    session_emit_fn *emit, void *ctx);

@@ -23,7 +23,11 @@
 #include "attach/stopcopy.h"
 #include "common/proc.h"
 
-#define ERESTARTNOHAND 514 /* kernel-internal: restart unless a handler ran */
+/* Kernel-internal returns of a sleep that a signal or a stop broke. */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514 /* restart unless a handler ran */
+#define ERESTART_RESTARTBLOCK 516
 #define MAX_IOV 256
 
 /* Copy the stack from sp up, page by page so that a hole ends the copy cleanly. */
@@ -111,6 +115,18 @@ static struct snapshot *snapshot_new(struct session *s, struct thread *t, int ho
 	return snap;
 }
 
+/*
+ * Whether a thread stopped inside syscall orig_rax with result rax was
+ * asleep there: its sleep was broken by the stop (a syscall that finished
+ * has its own result). Such a stop shows where the thread waits, not where
+ * it ran.
+ */
+static int stopped_asleep(long orig_rax, long rax)
+{
+	return orig_rax >= 0 && (rax == -EINTR || rax == -ERESTARTSYS || rax == -ERESTARTNOINTR ||
+				 rax == -ERESTARTNOHAND || rax == -ERESTART_RESTARTBLOCK);
+}
+
 /* Registers and stack of a thread in a ptrace stop; the EINTR repair. 0 or -1. */
 static int copy_stopped(struct session *s, struct thread *t, int ours, struct snapshot *snap)
 {
@@ -118,6 +134,25 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &ur) < 0)
 		return -1;
+	if ((long)ur.orig_rax >= 0) {
+		uint64_t cpu, slices = t->slices;
+
+		/*
+		 * Stopped inside a syscall. If it was put on a CPU since the
+		 * look just before our interrupt, it was asleep or waiting for
+		 * a CPU when asked to stop (our interrupt woke it, or it woke
+		 * only to finish the call: a loop woken from clock_nanosleep
+		 * behind a busy thread). If not, it was on a CPU running the
+		 * call's kernel side (entering a sleep, or leaving one): a true
+		 * CPU sample. One pread inside the pause, only for stops in a
+		 * syscall; without the look, the result code says whether a
+		 * sleep was broken.
+		 */
+		if (s->want_running && thread_read_cpu(&s->threads, t, &cpu) == 0)
+			snap->slept = t->slices != slices;
+		else
+			snap->slept = stopped_asleep((long)ur.orig_rax, (long)ur.rax);
+	}
 	if (ours && (long)ur.orig_rax >= 0 && (long)ur.rax == -EINTR) {
 		/* Our stop broke a syscall that cannot restart: make it restart. */
 		ur.rax = (unsigned long long)-ERESTARTNOHAND;
@@ -184,12 +219,34 @@ static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *
 	emit(ctx, t, snap);
 }
 
+void stopcopy_late(struct session *s, struct thread *t, int status)
+{
+	struct snapshot *snap = NULL;
+	pid_t tid = t->tid;
+
+	if ((t->flags & THREAD_DEFERRED) && s->defer_emit)
+		snap = snapshot_new(s, t, SNAP_STOPPED);
+	t->flags &= ~THREAD_DEFERRED;
+	if (stopcopy_reap(s, t, status, snap) == 1 && (t = threads_get(&s->threads, tid))) {
+		/*
+		 * Not in the pause histogram: the time since the interrupt was
+		 * mostly spent waiting for a CPU, not stopped.
+		 */
+		s->stats.deferred++;
+		emit_snapshot(s, t, snap, s->defer_emit, s->defer_ctx);
+		return;
+	}
+	snapshot_free(snap);
+}
+
 /*
  * Seize t and ask it to stop. 0, or -1 (gone, or another tracer has it).
  * The pause is timed from the interrupt: a seized thread runs on.
  */
 static int seize(struct session *s, struct thread *t)
 {
+	uint64_t cpu;
+
 	if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0) {
 		if (errno == EPERM) {
 			/* Exiting, or another tracer came, or its credentials changed. */
@@ -198,6 +255,9 @@ static int seize(struct session *s, struct thread *t)
 		}
 		return -1;
 	}
+	/* The look closest to the interrupt (see copy_stopped); a failed one changes nothing. */
+	if (s->want_running)
+		thread_read_cpu(&s->threads, t, &cpu);
 	t->intr_ns = clock_mono_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
 		/* Seized but not interruptible: it is exiting; session_poll() reaps it. */
@@ -325,7 +385,7 @@ void session_sample(struct session *s, const pid_t *tids, uint32_t n, int runnin
 {
 	struct snapshot *snap;
 	struct thread *t;
-	uint64_t sp, pc, cpu = 0;
+	uint64_t sp, pc, cpu = 0, wait_ns;
 	uint32_t i;
 	int st, have_cpu, tries;
 	long nr;
@@ -368,17 +428,23 @@ void session_sample(struct session *s, const pid_t *tids, uint32_t n, int runnin
 		}
 		if (st == 0 && !running_only)
 			continue;
-		if (st != 1 ||
-		    sample_running(s, t, clock_mono_ns() + SESSION_STOP_TIMEOUT_MS * 1000000ull, emit,
-				   ctx) == 0)
+		wait_ns = s->defer_emit ? SESSION_DEFER_US * 1000ull
+					: SESSION_STOP_TIMEOUT_MS * 1000000ull;
+		if (st != 1 || sample_running(s, t, clock_mono_ns() + wait_ns, emit, ctx) == 0)
 			continue;
 		/*
-		 * Late: it stays held, released by session_poll() when its stop
-		 * comes. Where every thread is wanted, say it could not be
-		 * captured rather than leave it out.
+		 * Late: it stays held; session_poll() copies it for defer_emit
+		 * (it is waiting for a CPU: the clock must not wait with it) or
+		 * releases it when its stop comes. Where every thread is wanted
+		 * and nothing is deferred, say it could not be captured rather
+		 * than leave it out.
 		 */
 		t->flags &= ~THREAD_WANTED;
 		s->late++;
+		if (s->defer_emit) {
+			t->flags |= THREAD_DEFERRED;
+			continue;
+		}
 		s->stats.stop_timeouts++;
 		if (!running_only && (snap = snapshot_new(s, t, SNAP_LOST)))
 			emit_snapshot(s, t, snap, emit, ctx);

@@ -15,4 +15,11 @@
  */
 int stopcopy_reap(struct session *s, struct thread *t, int status, struct snapshot *snap);
 
+/*
+ * The stop of a thread whose batch moved on came (status from waitpid):
+ * copy it and give it to s->defer_emit when it was deferred, else just
+ * release it.
+ */
+void stopcopy_late(struct session *s, struct thread *t, int status);
+
 #endif

@@ -168,7 +168,12 @@ int thread_read_cpu(struct threads *ts, struct thread *t, uint64_t *ns)
 		return -1;
 	errno = 0;
 	*ns = strtoull(buf, &end, 10);
-	return end == buf || errno ? -1 : 0;
+	if (end == buf || errno)
+		return -1;
+	/* "CPU_NS RUNQUEUE_NS SLICES": a slice begins each time it is put on a CPU. */
+	strtoull(end, &end, 10);
+	t->slices = strtoull(end, NULL, 10);
+	return 0;
 }
 
 /* "running", or "NR A1 A2 A3 A4 A5 A6 SP PC", or "-1 SP PC" */

@@ -24,6 +24,7 @@
 #define THREAD_WANTED 2u       /* the current batch copies it when it stops */
 #define THREAD_ASLEEP 4u       /* its last sample was read asleep; asleep_* are valid */
 #define THREAD_READ 8u         /* the sampler read its clock this tick already */
+#define THREAD_DEFERRED 16u    /* held; copied for session.defer_emit when its stop comes */
 
 struct thread {
 	pid_t tid;
@@ -33,6 +34,7 @@ struct thread {
 	int fd_comm;             /* /proc/PID/task/TID/comm */
 	int fd_stat;             /* /proc/PID/task/TID/stat */
 	uint64_t cpu_ns;         /* its CPU clock at the last look */
+	uint64_t slices;         /* times it was put on a CPU, as of the last read of its clock */
 	uint64_t cpu_pending;    /* CPU time used but not yet given to a sample */
 	uint64_t last_sample_ns; /* monotonic time of its last sample */
 	uint32_t idle_ticks;     /* consecutive ticks without CPU use */
@@ -75,7 +77,10 @@ void threads_remove(struct threads *ts, pid_t tid);
  */
 uint32_t threads_tids(struct threads *ts, pid_t *out, uint32_t max);
 
-/* Its CPU time in ns from schedstat; 0 or -1 (thread gone). */
+/*
+ * Its CPU time in ns from schedstat; 0 or -1 (thread gone). Also sets
+ * t->slices from the same read.
+ */
 int thread_read_cpu(struct threads *ts, struct thread *t, uint64_t *ns);
 
 /*
