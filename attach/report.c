@@ -66,11 +66,12 @@ void report_stats(const struct capture_report *r)
 	fprintf(stderr,
 		"cprof-attach: stats: %llu samples (%llu lost to a full queue), %llu threads seen, "
 		"%llu sampled; ticks: %llu of %llu taken (%llu missed while the sampler was "
-		"busy)\n",
+		"busy or waited for a CPU%s)\n",
 		(unsigned long long)sm->samples, (unsigned long long)sm->lost,
 		(unsigned long long)sm->stats.threads_seen, (unsigned long long)r->threads,
 		(unsigned long long)sm->ticks, (unsigned long long)(sm->ticks + sm->ticks_missed),
-		(unsigned long long)sm->ticks_missed);
+		(unsigned long long)sm->ticks_missed,
+		sm->niced ? "; sampler at nice -10" : "");
 	fprintf(stderr,
 		"cprof-attach: stats: pause per stopped sample p50 %.1fus p99 %.1fus max %.1fus "
 		"(%llu stops, %llu timed out, %llu taken when the thread next had a CPU, %llu "

@@ -11,6 +11,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@
 #define WALL_RESCAN_TICKS 10     /* wall: look for new threads this often */
 #define PROC_CLOCK_MANY 64       /* above this many threads... */
 #define PROC_CLOCK_TICKS 10      /* ...read the process clock every this many ticks */
+#define TRACER_NICE -10          /* the tracer's priority, where we may raise it */
 
 static void emit_all(void *ctx, struct thread *t, struct snapshot *snap);
 
@@ -255,12 +258,23 @@ void *sampler_main(void *arg)
 		/* The clock never waits for a thread that waits for a CPU. */
 		s.defer_emit = sm->kind->policy == POLICY_CPU ? emit_cpu : emit_all;
 		s.defer_ctx = sm;
+		s.batch_ns = sm->period_ns / 2;
 	}
 	s.want_running = sm->kind->policy == POLICY_CPU;
 	s.hints = sm->hints;
 	sm->start_real_ns = clock_real_ns();
 	sm->start_mono_ns = clock_mono_ns();
 	sm->proc_cpu = process_cpu(sm->pid);
+	/*
+	 * On a machine with more runnable threads than CPUs the tracer waits
+	 * for a CPU like any of them, and ticks are missed: crowd (20
+	 * runnable threads, 2 CPUs, load 18) took 91-96% of its ticks at
+	 * nice 0, 97-99.7% at -10. Only this thread, and only where allowed
+	 * (root, CAP_SYS_NICE); it spends the same CPU, only sooner.
+	 */
+	if (sm->kind->policy != POLICY_ONCE &&
+	    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), TRACER_NICE) == 0)
+		sm->niced = 1;
 	if (session_start(&s) < 0) {
 		sm->attach_errno = errno ? errno : ESRCH;
 		goto out_session;

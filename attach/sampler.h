@@ -48,6 +48,7 @@ struct sampler {
 	uint64_t lost;            /* snapshots dropped: queue full */
 	uint64_t ticks, ticks_missed;
 	uint64_t cpu_unattributed_ns; /* CPU used that no sample could carry */
+	int niced;                /* the tracer thread runs at a raised priority */
 	uint64_t found_asleep;    /* cpu: stops that found the thread asleep (carried on) */
 	uint64_t threads_read;    /* per-thread CPU clock reads (cost follows the busy ones) */
 	/* The CPU policy's bookkeeping. */

@@ -34,7 +34,7 @@
 #include "attach/threads.h"
 
 #define SESSION_STOP_TIMEOUT_MS 50
-#define SESSION_DEFER_US 1000 /* a thread on a CPU stops in ~20-100 us; later, it waits for one */
+#define SESSION_DEFER_US 250 /* a thread on a CPU stops in ~20-100 us; later, it waits for one */
 #define SESSION_PAUSE_BUCKETS 20000 /* 1 us each: pauses up to 20 ms */
 
 /*
@@ -78,6 +78,7 @@ struct session {
 	 */
 	session_emit_fn *defer_emit;
 	void *defer_ctx;
+	uint64_t batch_ns;        /* with defer_emit: after this long, a batch defers without waiting */
 	/*
 	 * Mark stops that did not find the thread running (snap->slept): it
 	 * slept in a syscall, or woke only after our interrupt. Costs one

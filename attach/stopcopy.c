@@ -385,7 +385,7 @@ void session_sample(struct session *s, const pid_t *tids, uint32_t n, int runnin
 {
 	struct snapshot *snap;
 	struct thread *t;
-	uint64_t sp, pc, cpu = 0, wait_ns;
+	uint64_t sp, pc, cpu = 0, wait_ns, start = clock_mono_ns(), now;
 	uint32_t i;
 	int st, have_cpu, tries;
 	long nr;
@@ -428,9 +428,17 @@ void session_sample(struct session *s, const pid_t *tids, uint32_t n, int runnin
 		}
 		if (st == 0 && !running_only)
 			continue;
+		now = clock_mono_ns();
 		wait_ns = s->defer_emit ? SESSION_DEFER_US * 1000ull
 					: SESSION_STOP_TIMEOUT_MS * 1000000ull;
-		if (st != 1 || sample_running(s, t, clock_mono_ns() + wait_ns, emit, ctx) == 0)
+		/*
+		 * More runnable threads than CPUs: most wait for one, and
+		 * waiting for each in turn would make the tick late. Past its
+		 * budget a batch only asks; the stops are copied as they come.
+		 */
+		if (s->defer_emit && s->batch_ns && now - start + wait_ns > s->batch_ns)
+			wait_ns = now - start < s->batch_ns ? s->batch_ns - (now - start) : 0;
+		if (st != 1 || sample_running(s, t, now + wait_ns, emit, ctx) == 0)
 			continue;
 		/*
 		 * Late: it stays held; session_poll() copies it for defer_emit

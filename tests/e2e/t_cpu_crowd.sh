@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A busy server's shape: far more runnable threads than CPUs (12 computing
+# in four functions, 8 passing tokens over pipes, blocking in read). Each
+# function's share of the CPU profile (-cum) is within 5 points of its
+# threads' share of the process's CPU from /proc over the same window, the
+# profile's total within 10% of /proc's, and at least 90% of the ticks
+# asked for are taken: the clock does not wait for threads that wait for a
+# CPU.
+. "$(dirname "$0")/lib.sh"
+
+# cpu_by_comm PID: "COMM NS" per thread name and "all NS", read in one pass
+# (one reader, so the window is the same for every thread, even under load).
+cpu_by_comm() {
+	awk 'FILENAME ~ /comm$/ { split(FILENAME, p, "/"); c[p[5]] = $0; next }
+		{ split(FILENAME, p, "/"); n[c[p[5]]] += $1; all += $1 }
+		END { for (k in n) printf "%s %.0f\n", k, n[k]; printf "all %.0f\n", all }' \
+		/proc/"$1"/task/*/comm /proc/"$1"/task/*/schedstat
+}
+
+start_target crowd 12 4
+sleep 0.5
+declare -A c0 c1
+cpu_by_comm "$TPID" >"$WORK/c0"
+w0=$(date +%s%N)
+"$ATTACH" -p "$TPID" -d 5s -o "$WORK/cpu.pb.gz" -q --stats 2>"$WORK/stats"
+rc=$?
+w1=$(date +%s%N)
+cpu_by_comm "$TPID" >"$WORK/c1"
+while read -r k v; do c0[$k]=$v; done <"$WORK/c0"
+while read -r k v; do c1[$k]=$v; done <"$WORK/c1"
+a0=${c0[all]} a1=${c1[all]}
+check "cprof-attach exits 0 (got $rc)" [ "$rc" = 0 ] || cat "$WORK/stats"
+cat "$WORK/stats"
+
+for g in calc_a calc_b calc_c calc_d pipe; do
+	fn=$g
+	[ "$g" = pipe ] && fn=pipe_main
+	truth=$(awk -v a="$((c1[$g] - c0[$g]))" -v t="$((a1 - a0))" 'BEGIN { printf "%.2f", 100 * a / t }')
+	got=$(pprof_cum "$WORK/cpu.pb.gz" "$fn")
+	echo "$fn: profile $got% vs /proc $truth% (threads named $g)"
+	check "$fn's share within 5 points of its threads' CPU" near "$got" "$truth" 5
+done
+
+total_ms=$(go tool pprof -top -symbolize=none "$WORK/cpu.pb.gz" 2>/dev/null |
+	awk '/Total samples =/ { v = $0; sub(/.*Total samples = /, "", v); sub(/ .*/, "", v); print v }')
+got_ms=$(awk -v v="$total_ms" 'BEGIN { if (v ~ /ms$/) { sub(/ms/, "", v); print v } else if (v ~ /s$/) { sub(/s/, "", v); print v * 1000 } else print 0 }')
+dur=$("$PBDUMP" "$WORK/cpu.pb.gz" | awk '/^duration_nanos/ { print $2 }')
+truth_ms=$(awk -v c="$((a1 - a0))" -v d="$dur" -v w="$((w1 - w0))" 'BEGIN { printf "%d", c / 1e6 * d / w }')
+echo "profile total ${got_ms}ms; /proc, scaled to the profile's $((dur / 1000000))ms: ${truth_ms}ms"
+check "profile total within 10% of /proc" near "$got_ms" "$truth_ms" "$(awk -v t="$truth_ms" 'BEGIN { print t * 0.10 }')"
+
+read -r taken asked < <(sed -n 's/.*ticks: \([0-9]*\) of \([0-9]*\) taken.*/\1 \2/p' "$WORK/stats")
+check "ticks taken ($taken of ${asked:-?}) at least 90% of those asked for" \
+	awk -v t="${taken:-0}" -v a="${asked:-0}" 'BEGIN { exit !(a > 0 && t >= 0.9 * a) }'
+check "target left running" not_stopped "$TPID"
+finish
