@@ -6,7 +6,9 @@
  * unwinds them.
  *
  * Invariants:
- *  - a snapshot owns its stack bytes (malloc'd, at most the stack cap);
+ *  - a snapshot owns its stack bytes (one malloc'd block of the stack cap
+ *    that every region of img points into; all regions together hold at
+ *    most the cap);
  *  - the queue holds at most QUEUE_MAX_BYTES of stack bytes and
  *    QUEUE_MAX_ITEMS snapshots; a push past either fails and the tracer
  *    counts the sample as lost — the tracer never waits for the consumer,
@@ -40,7 +42,7 @@ struct snapshot {
 	uint64_t time_ns;      /* monotonic time of the copy */
 	int64_t weight;        /* ns of CPU or wall time the sample stands for */
 	struct thread_image img;
-	unsigned char *stack;  /* owned; img.stack points here */
+	unsigned char *stack;  /* owned; img.stack[i].bytes point into it */
 };
 
 struct queue {
