@@ -11,7 +11,10 @@
  * alt_handler_spin() for about half of the thread's time. So the leaf
  * frames live on the alternate stack and the interrupted ones
  * (alt_victim, alt_middle, alt_outer, the thread's start) on the thread's
- * normal stack. main sleeps in pause() without an alternate stack.
+ * normal stack. Thread "altsleep" does the same with SIGUSR2, whose
+ * handler sleeps in alt_handler_sleep() (nanosleep, 50 ms) on an mmap'd
+ * alternate stack: mostly asleep there, so it is read without a stop. main
+ * sleeps in pause() without an alternate stack.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -26,6 +29,7 @@
 #define ALT_SIZE (64 * 1024)
 
 void alt_handler_spin(void);
+void alt_handler_sleep(void);
 void alt_victim(void);
 void alt_middle(void);
 void alt_outer(void);
@@ -51,6 +55,20 @@ static void on_prof(int sig)
 	alt_handler_spin();
 }
 
+__attribute__((noinline)) void alt_handler_sleep(void)
+{
+	struct timespec ts = { 0, 50000000 };
+
+	nanosleep(&ts, NULL);
+	sink++;
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	alt_handler_sleep();
+}
+
 __attribute__((noinline)) void alt_victim(void)
 {
 	for (;;)
@@ -69,8 +87,8 @@ __attribute__((noinline)) void alt_outer(void)
 	sink++;
 }
 
-/* Give the calling thread an alternate stack at mem and a 4 ms CPU timer. */
-static void alt_setup(void *mem, const char *what)
+/* Give the calling thread an alternate stack at mem and a 4 ms CPU timer raising sig. */
+static void alt_setup(void *mem, int sig, const char *what)
 {
 	struct sigevent sev;
 	struct itimerspec its;
@@ -82,7 +100,7 @@ static void alt_setup(void *mem, const char *what)
 	ss.ss_size = ALT_SIZE;
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
+	sev.sigev_signo = sig;
 	sev._sigev_un._tid = gettid();
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_nsec = 4000000;
@@ -102,7 +120,18 @@ static void *altmmap_main(void *arg)
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "altmmap");
-	alt_setup(mem == MAP_FAILED ? NULL : mem, "altmmap");
+	alt_setup(mem == MAP_FAILED ? NULL : mem, SIGPROF, "altmmap");
+	alt_outer();
+	return NULL;
+}
+
+static void *altsleep_main(void *arg)
+{
+	void *mem = mmap(NULL, ALT_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "altsleep");
+	alt_setup(mem == MAP_FAILED ? NULL : mem, SIGUSR2, "altsleep");
 	alt_outer();
 	return NULL;
 }
@@ -111,7 +140,7 @@ static void *altheap_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "altheap");
-	alt_setup(malloc(ALT_SIZE), "altheap");
+	alt_setup(malloc(ALT_SIZE), SIGPROF, "altheap");
 	alt_outer();
 	return NULL;
 }
@@ -125,8 +154,11 @@ int main(void)
 	sa.sa_handler = on_prof;
 	sa.sa_flags = SA_RESTART | SA_ONSTACK;
 	sigaction(SIGPROF, &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
 	if (pthread_create(&t, NULL, altmmap_main, NULL) ||
-	    pthread_create(&t, NULL, altheap_main, NULL)) {
+	    pthread_create(&t, NULL, altheap_main, NULL) ||
+	    pthread_create(&t, NULL, altsleep_main, NULL)) {
 		perror("pthread_create");
 		return 1;
 	}
