@@ -22,7 +22,12 @@
 #define W_RIP 22
 #define W_FPSTATE 29
 
-#define UC_KERNEL_FLAGS 7ull         /* UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS */
+/*
+ * uc_flags: UC_FP_XSTATE (1) when the FPU state is in xsave form;
+ * UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS (6) always, on x86_64 since
+ * Linux 4.6. So 6 or 7, which also makes zeroed stack fail at once.
+ */
+#define UC_ALWAYS 6ull
 #define SS_AUTODISARM_FLAG (1u << 31) /* the only ss_flags bit besides "on it" / "disabled" */
 
 static uint64_t word(const unsigned char *p, unsigned i)
@@ -42,7 +47,7 @@ int sigframe_check(const unsigned char *buf, uint64_t base, size_t len, uint64_t
 	if (addr < base || addr - base > len || len - (addr - base) < SIGFRAME_LEN || addr % 16 != 8)
 		return -1;
 	p = buf + (addr - base);
-	if ((word(p, W_UC_FLAGS) & ~UC_KERNEL_FLAGS) || word(p, W_UC_LINK))
+	if ((word(p, W_UC_FLAGS) & ~1ull) != UC_ALWAYS || word(p, W_UC_LINK))
 		return -1;
 	lo = word(p, W_SS_SP);
 	size = word(p, W_SS_SIZE);
@@ -73,16 +78,23 @@ int sigframe_check(const unsigned char *buf, uint64_t base, size_t len, uint64_t
 int sigframe_find(const unsigned char *buf, uint64_t base, size_t len, struct sigframe *f)
 {
 	uint64_t a = base + ((24 - base % 16) % 16); /* first address 8 modulo 16 */
-	const unsigned char *p;
+	const unsigned char *p, *last;
 
-	if (a < base)
+	if (a < base || a - base > len || len - (a - base) < SIGFRAME_LEN)
 		return -1;
-	for (; a - base < len && len - (a - base) >= SIGFRAME_LEN; a += 16) {
-		p = buf + (a - base);
-		/* Cheap test first: uc_link is zero and uc_flags small. */
-		if (word(p, W_UC_LINK) || (word(p, W_UC_FLAGS) & ~UC_KERNEL_FLAGS))
+	/*
+	 * The first copy of every thread is scanned, so the loop is lean: a
+	 * candidate goes on only when uc_flags and uc_link are what the kernel
+	 * writes and the saved alternate stack holds sp (zeroed or random
+	 * stack fails one of them), before sigframe_check() looks at the rest.
+	 */
+	last = buf + len - SIGFRAME_LEN;
+	for (p = buf + (a - base); p <= last; p += 16) {
+		if (((word(p, W_UC_FLAGS) & ~1ull) ^ UC_ALWAYS) | word(p, W_UC_LINK))
 			continue;
-		if (sigframe_check(buf, base, len, a, f) == 0)
+		if (word(p, W_SS_SP) > base || base - word(p, W_SS_SP) >= word(p, W_SS_SIZE))
+			continue;
+		if (sigframe_check(buf, base, len, base + (uint64_t)(p - buf), f) == 0)
 			return 0;
 	}
 	return -1;

@@ -59,6 +59,8 @@ static void test_found(void **state)
 	/* SS_AUTODISARM is a flag sigaltstack() may have set. */
 	put(OUTER, 4, 1u << 31);
 	assert_int_equal(sigframe_find(stack + (sp - ALT_LO), sp, ALT_LO + ALT_SIZE - sp, &f), 0);
+	put(OUTER, 1, 6); /* no xsave */
+	assert_int_equal(sigframe_find(stack + (sp - ALT_LO), sp, ALT_LO + ALT_SIZE - sp, &f), 0);
 }
 
 static void test_nested(void **state)
@@ -78,6 +80,8 @@ static void test_refused(void **state)
 {
 	static const struct { unsigned word; uint64_t v; } bad[] = {
 		{ 1, 8 },                  /* uc_flags the kernel does not set */
+		{ 1, 1 },                  /* ... or without the two it always sets */
+		{ 1, 0 },
 		{ 2, 1 },                  /* uc_link */
 		{ 3, ALT_LO + 0x10000 },   /* the alternate stack does not hold sp */
 		{ 4, 1 },                  /* flags other than SS_AUTODISARM */
