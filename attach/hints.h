@@ -20,7 +20,9 @@
  *    or colliding value only changes how much is copied, never safety;
  *  - a thread never seen gets the full cap, as does a thread whose sp is
  *    not within the cap below its hint (another stack: a signal stack, a
- *    reused tid); a walk that wanted bytes past its copy forgets the hint;
+ *    reused tid) — the tracer then looks for an alternate signal stack, and
+ *    on the one it remembered copies up to that stack's end instead; a
+ *    walk that wanted bytes past its copy forgets the hint;
  *  - a walk that reached the thread's start sets the hint to where it
  *    ended; a walk that stopped early only raises it, with headroom, so
  *    a thread alternating between the two never cuts the complete one;
