@@ -46,6 +46,7 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 			    struct snapshot *snap)
 {
 	size_t used;
+	unsigned k;
 	int overran, complete;
 
 	struct profile_label_in l[4];
@@ -94,9 +95,16 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 		return;
 	}
 	recorder_add(rec, (uint64_t)snap->tid, &snap->img, v, l, nl);
-	used = recorder_stack_used(rec, &overran, &complete);
-	hints_note(hints, snap->tid, snap->img.stack_addr, snap->img.stack_addr + used, complete,
-		   overran);
+	if (!snap->img.nstacks)
+		return;
+	/*
+	 * The hint is the thread's own stack's end: with two regions (sp on an
+	 * alternate signal stack) that is the interrupted stack, region 1.
+	 */
+	k = snap->img.nstacks - 1;
+	used = recorder_stack_used(rec, k, &overran, &complete);
+	hints_note(hints, snap->tid, snap->img.stack[k].addr, snap->img.stack[k].addr + used,
+		   complete, overran);
 }
 
 /* Count distinct tids in a small sorted set. */

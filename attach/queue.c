@@ -8,6 +8,17 @@
 
 #include "attach/snapshot.h"
 
+/* The stack bytes a snapshot holds, over all its regions (at most the cap). */
+static size_t snapshot_bytes(const struct snapshot *s)
+{
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < s->img.nstacks && i < IMAGE_MAX_REGIONS; i++)
+		n += s->img.stack[i].len;
+	return n;
+}
+
 int queue_init(struct queue *q)
 {
 	q->head = q->tail = NULL;
@@ -41,7 +52,7 @@ int queue_push(struct queue *q, struct snapshot *s)
 
 	pthread_mutex_lock(&q->lock);
 	if (!q->closed && q->items < QUEUE_MAX_ITEMS &&
-	    q->bytes + s->img.stack_len <= QUEUE_MAX_BYTES) {
+	    q->bytes + snapshot_bytes(s) <= QUEUE_MAX_BYTES) {
 		s->next = NULL;
 		if (q->tail)
 			q->tail->next = s;
@@ -49,7 +60,7 @@ int queue_push(struct queue *q, struct snapshot *s)
 			q->head = s;
 		q->tail = s;
 		q->items++;
-		q->bytes += s->img.stack_len;
+		q->bytes += snapshot_bytes(s);
 		pthread_cond_signal(&q->cond);
 		r = 0;
 	}
@@ -67,7 +78,7 @@ static struct snapshot *queue_take(struct queue *q)
 		if (!q->head)
 			q->tail = NULL;
 		q->items--;
-		q->bytes -= s->img.stack_len;
+		q->bytes -= snapshot_bytes(s);
 	}
 	return s;
 }

@@ -295,8 +295,9 @@ int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int trun
 	return 0;
 }
 
-size_t recorder_stack_used(const struct recorder *r, int *overran, int *complete)
+size_t recorder_stack_used(const struct recorder *r, unsigned region, int *overran,
+			   int *complete)
 {
 	*complete = !(r->last_flags & (UNWIND_PARTIAL | UNWIND_TRUNCATED));
-	return unwinder_stack_used(r->unw, overran);
+	return unwinder_stack_used(r->unw, region, overran);
 }

@@ -72,11 +72,12 @@ int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t
 			   const struct profile_label_in *labels, size_t nlabels);
 
 /*
- * How much of its stack copy the last recorder_add() walk read, whether it
- * wanted more (*overran, see unwinder.h) and whether it reached the
- * thread's start (*complete: neither partial nor truncated).
+ * How much of stack region of its copy the last recorder_add() walk read,
+ * whether it wanted more (*overran, see unwinder.h) and whether it reached
+ * the thread's start (*complete: neither partial nor truncated).
  */
-size_t recorder_stack_used(const struct recorder *r, int *overran, int *complete);
+size_t recorder_stack_used(const struct recorder *r, unsigned region, int *overran,
+			   int *complete);
 
 /* The profile it adds to. */
 struct profile *recorder_profile(struct recorder *r);

@@ -54,6 +54,7 @@ struct session_stats {
 	uint64_t seize_failures;   /* PTRACE_SEIZE refused (another tracer?) */
 	uint64_t eintr_fixed;      /* EINTRs of ours turned into restarts */
 	uint64_t signals_passed;   /* signals that arrived during a stop, passed on */
+	uint64_t altstack_copies;  /* samples on an alternate signal stack: two stacks copied */
 	uint64_t threads_seen;
 	uint64_t rescans;          /* reads of /proc/PID/task */
 	uint64_t pause_ns_max;
@@ -68,6 +69,7 @@ struct session {
 	int pidfd;                /* readable when the process exits; -1 if unsupported */
 	size_t stack_cap;
 	struct stack_hints *hints; /* per-thread copy sizes, or NULL: always stack_cap */
+	uint64_t restorer;        /* a signal frame's return address found to be rt_sigreturn */
 	int want_state;           /* fill snapshot.state (costs a read of stat) */
 	/*
 	 * Non-NULL: a running thread that does not stop within

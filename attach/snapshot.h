@@ -6,7 +6,9 @@
  * unwinds them.
  *
  * Invariants:
- *  - a snapshot owns its stack bytes (malloc'd, at most the stack cap);
+ *  - a snapshot owns its stack bytes (one malloc'd block of the stack cap
+ *    that every region of img points into; all regions together hold at
+ *    most the cap);
  *  - the queue holds at most QUEUE_MAX_BYTES of stack bytes and
  *    QUEUE_MAX_ITEMS snapshots; a push past either fails and the tracer
  *    counts the sample as lost — the tracer never waits for the consumer,
@@ -41,7 +43,7 @@ struct snapshot {
 	int64_t weight;        /* ns of CPU or wall time the sample stands for */
 	int slept;             /* SNAP_STOPPED: the stop found it asleep in a syscall */
 	struct thread_image img;
-	unsigned char *stack;  /* owned; img.stack points here */
+	unsigned char *stack;  /* owned; img.stack[i].bytes point into it */
 };
 
 struct queue {

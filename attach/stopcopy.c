@@ -8,6 +8,14 @@
  * counter, process_vm_readv its stack; it is never stopped. A sleeping
  * thread whose CPU clock has not moved since it was last read is where it
  * was: it costs one pread.
+ *
+ * A thread whose sp is not on its own stack as learnt (a thread never seen,
+ * or a signal handler on an alternate stack) has its copy searched for the
+ * signal frame the kernel wrote at the top of an alternate stack; when one
+ * is found, the stack it interrupted is copied too, from the saved sp up,
+ * so that unwinding crosses from the handler into the interrupted frames.
+ * The common case — sp within the cap below the thread's learnt stack end —
+ * is one hint lookup and one process_vm_readv, as before.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attach/sigframe.h"
 #include "attach/stopcopy.h"
 #include "common/proc.h"
 
@@ -77,11 +86,89 @@ static void regs_from_user(struct regs *r, const struct user_regs_struct *u)
 	r->valid = (1u << DWARF_NREGS) - 1;
 }
 
-static size_t copy_size(struct session *s, pid_t tid, uint64_t sp)
+/* Bytes to copy from sp up; *known: sp is within reach of the thread's learnt stack end. */
+static size_t copy_size(struct session *s, pid_t tid, uint64_t sp, int *known)
 {
-	size_t n = s->hints ? hints_get(s->hints, tid, sp) : s->stack_cap;
+	size_t n;
 
+	*known = 0;
+	n = s->hints ? hints_get(s->hints, tid, sp, known) : s->stack_cap;
 	return n < s->stack_cap ? n : s->stack_cap;
+}
+
+/*
+ * Whether a signal frame's return address is the kernel's rt_sigreturn
+ * trampoline ("mov $15,%rax; syscall"), read from the target's code; the
+ * last address found to be is remembered, so this costs a read once.
+ */
+static int restorer_ok(struct session *s, uint64_t addr)
+{
+	static const unsigned char code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	unsigned char b[sizeof(code)];
+	struct iovec local = { b, sizeof(b) }, remote = { (void *)(uintptr_t)addr, sizeof(b) };
+
+	if (addr && addr == s->restorer)
+		return 1;
+	if (process_vm_readv(s->pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(b) ||
+	    memcmp(b, code, sizeof(code)))
+		return 0;
+	s->restorer = addr;
+	return 1;
+}
+
+/*
+ * Copy a thread's stack into snap, from sp up: region 0. When sp is not
+ * within reach of the thread's learnt stack end, look for a handler's
+ * signal frame on an alternate stack in the copy (first where it was last
+ * time, at the top of the alternate stack last found, then anywhere), and
+ * when there is one, end region 0 at the alternate stack's end and copy
+ * the interrupted stack from its saved sp as region 1, with what is left
+ * of the cap: the two regions together never exceed it.
+ */
+static void copy_image(struct session *s, pid_t tid, uint64_t sp, struct snapshot *snap)
+{
+	struct thread_image *img = &snap->img;
+	uint64_t frame = 0, end = 0;
+	struct sigframe f;
+	size_t n, len, n1;
+	int known, found;
+
+	n = copy_size(s, tid, sp, &known);
+	if (!known && s->hints) {
+		hints_alt_get(s->hints, tid, &frame, &end);
+		if (end > sp && end - sp <= s->stack_cap && frame >= sp && frame < end)
+			n = (size_t)(end - sp); /* its alternate stack, as last found */
+		else
+			frame = 0;
+	}
+	len = copy_stack(s->pid, sp, snap->stack, n);
+	img->nstacks = 1;
+	img->stack[0].addr = sp;
+	img->stack[0].len = len;
+	img->stack[0].bytes = snap->stack;
+	if (known)
+		return;
+	found = (frame && sigframe_check(snap->stack, sp, len, frame, &f) == 0) ||
+		sigframe_find(snap->stack, sp, len, &f) == 0;
+	if (!found || !restorer_ok(s, f.restorer)) {
+		if (frame)
+			hints_alt_set(s->hints, tid, 0, 0); /* not there any more */
+		return;
+	}
+	if (s->hints)
+		hints_alt_set(s->hints, tid, f.addr, f.alt_hi);
+	if (f.alt_hi - sp < len)
+		img->stack[0].len = len = (size_t)(f.alt_hi - sp);
+	n1 = copy_size(s, tid, f.sp, &known);
+	if (n1 > s->stack_cap - len)
+		n1 = s->stack_cap - len;
+	if (f.sp < f.alt_lo && f.alt_lo - f.sp < n1)
+		n1 = (size_t)(f.alt_lo - f.sp); /* up to the alternate stack, not into it */
+	img->stack[1].addr = f.sp;
+	img->stack[1].bytes = snap->stack + len;
+	img->stack[1].len = copy_stack(s->pid, f.sp, snap->stack + len, n1);
+	img->nstacks = 2;
+	s->stats.altstack_copies++;
 }
 
 static void pause_record(struct session *s, uint64_t ns)
@@ -107,7 +194,6 @@ static struct snapshot *snapshot_new(struct session *s, struct thread *t, int ho
 		free(snap);
 		return NULL;
 	}
-	snap->img.stack = snap->stack;
 	snap->tid = t->tid;
 	snap->how = how;
 	snap->syscall = -1;
@@ -161,8 +247,7 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 		ur.rax = (unsigned long long)-EINTR;
 	}
 	regs_from_user(&snap->img.regs, &ur);
-	snap->img.stack_addr = ur.rsp;
-	snap->img.stack_len = copy_stack(s->pid, ur.rsp, snap->stack, copy_size(s, t->tid, ur.rsp));
+	copy_image(s, t->tid, ur.rsp, snap);
 	return 0;
 }
 
@@ -322,8 +407,7 @@ static int read_asleep(struct session *s, struct thread *t, int have_cpu, uint64
 	snap->img.regs.r[DWARF_RSP] = sp;
 	snap->img.regs.r[DWARF_RIP] = pc;
 	snap->img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
-	snap->img.stack_addr = sp;
-	snap->img.stack_len = copy_stack(s->pid, sp, snap->stack, copy_size(s, t->tid, sp));
+	copy_image(s, t->tid, sp, snap);
 	if (!still_asleep(s, t, have_cpu, cpu, nr, sp, pc)) {
 		s->stats.torn_reads++;
 		snapshot_free(snap);

@@ -37,8 +37,8 @@ struct unwinder {
 	struct space *space;
 	unw_addr_space_t as;
 	const struct thread_image *img; /* the thread being unwound */
-	size_t used;                    /* bytes of the copy the last walk read */
-	int overran;                    /* it wanted stack bytes past the copy */
+	size_t used[IMAGE_MAX_REGIONS]; /* bytes of each copied region the last walk read */
+	int overran[IMAGE_MAX_REGIONS]; /* it wanted stack bytes past that region */
 	/* What went wrong during the current step (reset before each). */
 	int ev_noobj, ev_noinfo, ev_mem, ev_copy, ev_reg; /* ev_reg: register + 1 */
 	uint64_t *pcs2;                 /* scratch for recovery walks */
@@ -103,27 +103,53 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dil, void *ar
 	return -UNW_ENOINFO;
 }
 
+/* The copied region holding the 8 bytes at addr, or -1. */
+static int region_of(const struct thread_image *t, uint64_t addr)
+{
+	const struct stack_region *r;
+	unsigned i;
+
+	for (i = 0; i < t->nstacks && i < IMAGE_MAX_REGIONS; i++) {
+		r = &t->stack[i];
+		if (addr >= r->addr && addr - r->addr <= r->len && r->len - (addr - r->addr) >= 8)
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * Stack words from the copied regions, anything else from the objects'
+ * files. A failed read just past a region (within STACK_REACH of its
+ * start; the nearest region below the address) means that copy was short.
+ */
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
 		      void *arg)
 {
 	struct unwinder *u = arg;
 	const struct thread_image *t = u->img;
+	const struct stack_region *r;
+	unsigned i;
+	int k, near = -1;
 
 	(void)as;
 	if (write || !t)
 		return -UNW_EREADONLYREG;
-	if (addr >= t->stack_addr && addr - t->stack_addr <= t->stack_len &&
-	    t->stack_len - (addr - t->stack_addr) >= sizeof(*val)) {
-		memcpy(val, t->stack + (addr - t->stack_addr), sizeof(*val));
-		if (addr - t->stack_addr + sizeof(*val) > u->used)
-			u->used = addr - t->stack_addr + sizeof(*val);
+	if ((k = region_of(t, addr)) >= 0) {
+		r = &t->stack[k];
+		memcpy(val, r->bytes + (addr - r->addr), sizeof(*val));
+		if (addr - r->addr + sizeof(*val) > u->used[k])
+			u->used[k] = addr - r->addr + sizeof(*val);
 		return 0;
 	}
 	if (space_read(u->space, addr, val, sizeof(*val)) == 0)
 		return 0;
 	u->ev_mem = 1;
-	if (addr >= t->stack_addr && addr - t->stack_addr < STACK_REACH)
-		u->overran = u->ev_copy = 1;
+	for (i = 0; i < t->nstacks && i < IMAGE_MAX_REGIONS; i++)
+		if (addr >= t->stack[i].addr &&
+		    (near < 0 || t->stack[i].addr > t->stack[near].addr))
+			near = (int)i;
+	if (near >= 0 && addr - t->stack[near].addr < STACK_REACH)
+		u->overran[near] = u->ev_copy = 1;
 	return -UNW_EINVAL;
 }
 
@@ -362,26 +388,29 @@ static int recover_frame_pointer(struct unwinder *u, const struct thread_image *
 				 uint64_t *pcs, uint8_t *sig, size_t max, struct walk *w)
 {
 	struct thread_image t = *img;
+	const struct stack_region *r;
 	unw_proc_info_t pi;
 	uint64_t a, hi, end, ret, target;
 	struct walk w2;
-	int kind, tries = 0;
+	int kind, k, tries = 0;
 
-	if ((img->regs.valid & (1u << DWARF_RBP)) || w->fp_sp < img->stack_addr ||
+	/* The frame record is on the stack that holds the frame's sp. */
+	if ((img->regs.valid & (1u << DWARF_RBP)) || (k = region_of(img, w->fp_sp)) < 0 ||
 	    scratch_reserve(u, max) < 0)
 		return -1;
+	r = &img->stack[k];
 	memset(&pi, 0, sizeof(pi));
 	u->img = img;
 	kind = find_proc_info(u->as, w->fp_pc, &pi, 0, u);
 	u->img = NULL;
 	if (kind < 0)
 		return -1;
-	end = img->stack_addr + img->stack_len;
+	end = r->addr + r->len;
 	if (w->fp_sp >= end)
 		return -1; /* also keeps the sums below from wrapping */
 	hi = end - w->fp_sp > FP_SCAN_MAX ? w->fp_sp + FP_SCAN_MAX : end;
 	for (a = (w->fp_sp + 15) & ~(uint64_t)15; a + 16 <= hi && tries < FP_TRIES; a += 16) {
-		memcpy(&ret, img->stack + (a + 8 - img->stack_addr), sizeof(ret));
+		memcpy(&ret, r->bytes + (a + 8 - r->addr), sizeof(ret));
 		kind = callsite_classify(u->space, ret, &target);
 		if (kind == CALLSITE_NONE)
 			continue;
@@ -409,8 +438,8 @@ size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint6
 	struct walk w;
 
 	*flags = 0;
-	u->used = 0;
-	u->overran = 0;
+	memset(u->used, 0, sizeof(u->used));
+	memset(u->overran, 0, sizeof(u->overran));
 	if (max == 0 || !(img->regs.valid & (1u << DWARF_RIP)))
 		return 0;
 	walk(u, img, pcs, sig, max, &w);
@@ -420,8 +449,8 @@ size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint6
 	return w.n;
 }
 
-size_t unwinder_stack_used(const struct unwinder *u, int *overran)
+size_t unwinder_stack_used(const struct unwinder *u, unsigned region, int *overran)
 {
-	*overran = u->overran;
-	return u->used;
+	*overran = region < IMAGE_MAX_REGIONS && u->overran[region];
+	return region < IMAGE_MAX_REGIONS ? u->used[region] : 0;
 }

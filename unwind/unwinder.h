@@ -9,6 +9,11 @@
  *  - the unwinder never touches the live target: stack words come from the
  *    copied bytes, everything else from the objects' files (struct space);
  *    an address outside both ends the walk cleanly;
+ *  - a thread image holds at most IMAGE_MAX_REGIONS copied stack regions:
+ *    region 0 starts at sp; region 1, when present, is the stack a signal
+ *    handler running on an alternate signal stack (sigaltstack) interrupted,
+ *    from the interrupted sp up. A read is served by the first region that
+ *    holds all of its bytes, so overlapping regions are harmless;
  *  - the walk is bounded by the caller's maximum depth and always ends;
  *  - a stack is complete only when its last frame's CFI ends the chain
  *    (the return address undefined, as clone3, _start and runtime thread
@@ -38,12 +43,21 @@ struct regs {
 	uint32_t valid; /* bit i set when r[i] is known */
 };
 
+/* Region 0 (sp's stack) and the stack interrupted by a handler on an alternate one. */
+#define IMAGE_MAX_REGIONS 2
+
+/* Copied stack bytes: bytes[0..len) are the target's [addr, addr + len). */
+struct stack_region {
+	uint64_t addr;
+	size_t len;
+	const unsigned char *bytes;
+};
+
 /* A thread as it was copied: registers and the stack bytes above sp. */
 struct thread_image {
 	struct regs regs;
-	uint64_t stack_addr;        /* address of stack[0], normally rsp */
-	size_t stack_len;
-	const unsigned char *stack;
+	unsigned nstacks;                             /* regions in use, 0..IMAGE_MAX_REGIONS */
+	struct stack_region stack[IMAGE_MAX_REGIONS]; /* stack[0].addr is normally rsp */
 };
 
 /* Result flags. */
@@ -90,10 +104,11 @@ size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint6
 		       uint8_t *sig, size_t max, unsigned *flags);
 
 /*
- * How many bytes of the copied stack (from its start) the last walk read,
- * and in *overran whether it wanted bytes just past the copy — the copy
- * was too short. The tracer uses this to copy no more than a thread needs.
+ * How many bytes of copied stack region (from its start) the last walk
+ * read, and in *overran whether it wanted bytes just past that region —
+ * the copy was too short. The tracer uses this to copy no more than a
+ * thread needs. A region the image did not have reads as 0, not overran.
  */
-size_t unwinder_stack_used(const struct unwinder *u, int *overran);
+size_t unwinder_stack_used(const struct unwinder *u, unsigned region, int *overran);
 
 #endif
