@@ -50,7 +50,7 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 	int overran, complete;
 
 	struct profile_label_in l[4];
-	int64_t v[2] = { 1, snap->weight };
+	int64_t v[2] = { snap->count, snap->weight };
 	const char *sc = NULL;
 	char nr[32];
 	size_t nl = 0;

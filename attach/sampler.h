@@ -55,12 +55,17 @@ struct sampler {
 	uint64_t proc_cpu;        /* the process's CPU clock at the last tick */
 	uint64_t unexplained_ns;  /* process CPU the thread clocks have not explained (cumulative) */
 	uint64_t explained_at_scan; /* unexplained_ns right after the last read of every thread */
-	uint32_t since_full;      /* ticks since every thread was read */
+	uint64_t full_scan_ns;    /* when every thread was last read */
+	uint64_t tids_generation; /* the thread table's generation the tid list holds */
+	uint32_t ntids;
 	uint32_t running;         /* threads whose clock moved at the last tick */
 	int rescan_due;           /* re-read /proc/PID/task after this tick */
 	pid_t hot[HOT_MAX];       /* threads busy lately: read every tick */
 	uint32_t nhot;
 	uint64_t hot_generation;  /* the thread table's generation the list was built from */
+	uint64_t wall_generation; /* wall: the generation whose new threads were all read */
+	uint64_t cold_slack_ns;   /* unexplained CPU per running thread before a full read */
+	uint64_t prev_tick_ns;    /* when the last tick's work ended */
 	uint64_t pause_p50_ns, pause_p99_ns;
 	struct session_stats stats;
 };

@@ -128,8 +128,11 @@ int session_rescan(struct session *s)
 	pid_t *tids;
 	uint32_t i, n;
 	uint64_t ino, code;
+	struct stat st;
 
 	snprintf(p, sizeof(p), "/proc/%d/task", (int)s->pid);
+	if (stat(p, &st) == 0)
+		s->task_nlink = (uint64_t)st.st_nlink;
 	dir = opendir(p);
 	if (!dir) {
 		if (errno == ENOENT || errno == ESRCH)
@@ -163,6 +166,16 @@ int session_rescan(struct session *s)
 	    (ino != s->exe_ino || code != s->start_code))
 		s->execed = 1;
 	return 0;
+}
+
+int session_count_changed(struct session *s)
+{
+	char p[64];
+	struct stat st;
+
+	/* The kernel gives the directory one link per thread, plus two. */
+	snprintf(p, sizeof(p), "/proc/%d/task", (int)s->pid);
+	return stat(p, &st) < 0 || (uint64_t)st.st_nlink != s->task_nlink;
 }
 
 static void session_drain_signals(struct session *s)

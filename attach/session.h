@@ -94,6 +94,7 @@ struct session {
 	int doubt;                /* a refusal that may mean lost rights: check them */
 	uint32_t late;            /* threads seized whose stop came after their batch gave up */
 	uint64_t scan_no;         /* rescan counter, to find vanished threads */
+	uint64_t task_nlink;      /* /proc/PID/task's link count at the last rescan */
 	uint64_t exe_ino, start_code; /* the program, to notice an exec */
 	struct session_stats stats;
 };
@@ -143,6 +144,19 @@ void session_poll(struct session *s);
  */
 void session_sample(struct session *s, const pid_t *tids, uint32_t n, int running_only,
 		    session_emit_fn *emit, void *ctx);
+
+/*
+ * Report t as unchanged for count ticks, the last at time_ns (a thread
+ * whose clock has not moved: it is where its last sample found it).
+ */
+void session_repeat(struct session *s, struct thread *t, uint32_t count, uint64_t time_ns,
+		    session_emit_fn *emit, void *ctx);
+
+/*
+ * Whether the number of threads changed since the last rescan: one stat
+ * of /proc/PID/task (its link count), where a rescan reads every entry.
+ */
+int session_count_changed(struct session *s);
 
 /* Pause percentile (0..100) in ns from the histogram. */
 uint64_t session_pause_percentile(const struct session *s, double pct);

@@ -41,6 +41,7 @@ struct snapshot {
 	long syscall;          /* syscall it is blocked in, or -1 */
 	uint64_t time_ns;      /* monotonic time of the copy */
 	int64_t weight;        /* ns of CPU or wall time the sample stands for */
+	uint32_t count;        /* ticks the sample stands for (SNAP_REPEAT may stand for many) */
 	int slept;             /* SNAP_STOPPED: the stop found it asleep in a syscall */
 	struct thread_image img;
 	unsigned char *stack;  /* owned; img.stack[i].bytes point into it */

@@ -195,6 +195,7 @@ static struct snapshot *snapshot_new(struct session *s, struct thread *t, int ho
 		return NULL;
 	}
 	snap->tid = t->tid;
+	snap->count = 1;
 	snap->how = how;
 	snap->syscall = -1;
 	snap->state = '?';
@@ -290,7 +291,8 @@ int stopcopy_reap(struct session *s, struct thread *t, int status, struct snapsh
 static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *snap,
 			  session_emit_fn *emit, void *ctx)
 {
-	snap->time_ns = clock_mono_ns();
+	if (!snap->time_ns)
+		snap->time_ns = clock_mono_ns();
 	if (snap->how == SNAP_STOPPED || snap->how == SNAP_LOST)
 		snap->state = 'R';
 	else if (snap->how == SNAP_REPEAT)
@@ -302,6 +304,20 @@ static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *
 	thread_read_name(&s->threads, t);
 	memcpy(snap->name, t->name, sizeof(snap->name));
 	emit(ctx, t, snap);
+}
+
+void session_repeat(struct session *s, struct thread *t, uint32_t count, uint64_t time_ns,
+		    session_emit_fn *emit, void *ctx)
+{
+	struct snapshot *snap = snapshot_new(s, t, SNAP_REPEAT);
+
+	if (!snap)
+		return;
+	snap->count = count;
+	snap->time_ns = time_ns;
+	if (t->flags & THREAD_ASLEEP)
+		snap->syscall = t->asleep_nr;
+	emit_snapshot(s, t, snap, emit, ctx);
 }
 
 void stopcopy_late(struct session *s, struct thread *t, int status)

@@ -37,7 +37,8 @@ struct thread {
 	uint64_t slices;         /* times it was put on a CPU, as of the last read of its clock */
 	uint64_t cpu_pending;    /* CPU time used but not yet given to a sample */
 	uint64_t last_sample_ns; /* monotonic time of its last sample */
-	uint32_t idle_ticks;     /* consecutive ticks without CPU use */
+	uint64_t ran_tick;       /* the sampler's tick when its CPU clock last moved; 0: never */
+	uint64_t sample_tick;    /* the sampler's tick of its last sample; 0: none yet */
 	uint64_t intr_ns;        /* when we asked it to stop */
 	uint64_t scan_no;        /* the last /proc/PID/task read that listed it */
 	uint64_t asleep_cpu;     /* its CPU clock when last read asleep */

@@ -73,6 +73,15 @@ task_cpu() {
 	echo "$sum"
 }
 
+# cpu_by_comm PID: "COMM NS" per thread name and "all NS", read in one pass
+# (one reader, so the window is the same for every thread, even under load).
+cpu_by_comm() {
+	awk 'FILENAME ~ /comm$/ { split(FILENAME, p, "/"); c[p[5]] = $0; next }
+		{ split(FILENAME, p, "/"); n[c[p[5]]] += $1; all += $1 }
+		END { for (k in n) printf "%s %.0f\n", k, n[k]; printf "all %.0f\n", all }' \
+		/proc/"$1"/task/*/comm /proc/"$1"/task/*/schedstat
+}
+
 # total_cpu PID: schedstat CPU ns of all of PID's threads.
 total_cpu() {
 	local pid=$1 t sum=0 c

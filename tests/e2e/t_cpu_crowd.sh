@@ -8,15 +8,6 @@
 # CPU.
 . "$(dirname "$0")/lib.sh"
 
-# cpu_by_comm PID: "COMM NS" per thread name and "all NS", read in one pass
-# (one reader, so the window is the same for every thread, even under load).
-cpu_by_comm() {
-	awk 'FILENAME ~ /comm$/ { split(FILENAME, p, "/"); c[p[5]] = $0; next }
-		{ split(FILENAME, p, "/"); n[c[p[5]]] += $1; all += $1 }
-		END { for (k in n) printf "%s %.0f\n", k, n[k]; printf "all %.0f\n", all }' \
-		/proc/"$1"/task/*/comm /proc/"$1"/task/*/schedstat
-}
-
 start_target crowd 12 4
 sleep 0.5
 declare -A c0 c1

@@ -7,16 +7,17 @@
 
 start_target duty
 sleep 0.3
-s0=$(task_cpu "$TPID" spinner)
-d0=$(task_cpu "$TPID" duty)
-a0=$(total_cpu "$TPID")
+cpu_by_comm "$TPID" >"$WORK/c0"
 w0=$(date +%s%N)
 "$ATTACH" -p "$TPID" -d 5s -o "$WORK/cpu.pb.gz" -q
 rc=$?
 w1=$(date +%s%N)
-s1=$(task_cpu "$TPID" spinner)
-d1=$(task_cpu "$TPID" duty)
-a1=$(total_cpu "$TPID")
+cpu_by_comm "$TPID" >"$WORK/c1"
+# One read of every thread each side: the same window for each (under load,
+# a read per thread name let the windows drift apart).
+comm_cpu() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
+s0=$(comm_cpu spinner "$WORK/c0") d0=$(comm_cpu duty "$WORK/c0") a0=$(comm_cpu all "$WORK/c0")
+s1=$(comm_cpu spinner "$WORK/c1") d1=$(comm_cpu duty "$WORK/c1") a1=$(comm_cpu all "$WORK/c1")
 check "cprof-attach exits 0 (got $rc)" [ "$rc" = 0 ]
 
 truth_s=$(awk -v a="$((s1 - s0))" -v t="$((a1 - a0))" 'BEGIN { printf "%.2f", 100 * a / t }')
