@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "attach/capture.h"
+#include "attach/children.h"
+#include "attach/family.h"
 #include "attach/kinds.h"
 #include "attach/options.h"
 #include "attach/report.h"
@@ -25,6 +27,53 @@
 #include "model/profile.h"
 
 #define SEEN_MAX 65536
+#define ADOPT_NS 1000000000ull /* --children: look for new descendants this often */
+
+/* --children: one recorder per process (each has its own memory map). */
+struct recorders {
+	pid_t pid[CHILDREN_MAX + 1];
+	struct recorder *rec[CHILDREN_MAX + 1];
+	int n;
+};
+
+/* The recorder for pid, made on its first sample; NULL when it cannot be. */
+static struct recorder *recorders_get(struct recorders *rs, struct profile *prof, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < rs->n; i++)
+		if (rs->pid[i] == pid)
+			return rs->rec[i];
+	if (rs->n > CHILDREN_MAX)
+		return NULL;
+	rs->pid[rs->n] = pid;
+	rs->rec[rs->n] = recorder_new(prof, pid, RECORD_MAX_DEPTH); /* NULL: gone, or not ours */
+	return rs->rec[rs->n++];
+}
+
+/* Add up the recorders' statistics into the first one's; free all but the first. */
+static void recorders_release(struct recorders *rs, struct record_stats *total)
+{
+	const struct record_stats *st;
+	int i, c;
+
+	for (i = 1; i < rs->n; i++) {
+		if (!rs->rec[i])
+			continue;
+		st = recorder_stats(rs->rec[i]);
+		total->stacks += st->stacks;
+		total->frames += st->frames;
+		total->truncated += st->truncated;
+		total->partial += st->partial;
+		for (c = 0; c < UNWIND_NCAUSES; c++)
+			total->partial_by[c] += st->partial_by[c];
+		total->recovered += st->recovered;
+		total->failed += st->failed;
+		total->repeated += st->repeated;
+		recorder_free(rs->rec[i]);
+	}
+	rs->n = 1;
+}
 
 static const char *state_name(char c)
 {
@@ -49,7 +98,7 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 	unsigned k;
 	int overran, complete;
 
-	struct profile_label_in l[4];
+	struct profile_label_in l[6];
 	int64_t v[2] = { snap->count, snap->weight };
 	const char *sc = NULL;
 	char nr[32];
@@ -63,6 +112,14 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 	if (labels & LABEL_TID) {
 		l[nl].key = "tid";
 		l[nl++].num = snap->tid;
+	}
+	if (labels & LABEL_PID) {
+		l[nl].key = "pid";
+		l[nl++].num = snap->pid;
+	}
+	if (labels & LABEL_PROCESS) {
+		l[nl].key = "process";
+		l[nl++].str = snap->comm && snap->comm[0] ? snap->comm : "?";
 	}
 	if (labels & LABEL_STATE) {
 		l[nl].key = "state";
@@ -142,7 +199,12 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 		   struct capture_report *rep)
 {
 	struct profile *prof = NULL;
-	struct recorder *rec = NULL;
+	struct recorder *rec = NULL, *r;
+	struct recorders *recs = NULL;
+	struct family fam;
+	struct child_cpu *kids = NULL;
+	int nkids = 0, stop_all = 0, fam_on = 0;
+	uint64_t adopted = 0;
 	struct queue q;
 	struct snapshot *snap;
 	pthread_t tracer;
@@ -160,13 +222,16 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	/* A dump tells threads apart; the other forms group them by stack. */
 	if (o->format == FORMAT_DUMP)
 		labels |= LABEL_TID | LABEL_THREAD | LABEL_STATE | LABEL_SYSCALL;
+	if (o->children)
+		labels |= LABEL_PID | LABEL_PROCESS;
 	period = (int64_t)(1000000000ull / o->hz);
 	prof = profile_new();
 	seen = calloc(SEEN_MAX, sizeof(*seen));
 	hints = malloc(sizeof(*hints));
 	if (hints)
 		hints_init(hints, o->stack_cap);
-	if (!prof || !seen || !hints || kind_setup(o->kind, prof, o->kind->policy == POLICY_ONCE ? 1 : period) < 0) {
+	recs = calloc(1, sizeof(*recs));
+	if (!prof || !seen || !hints || !recs || kind_setup(o->kind, prof, o->kind->policy == POLICY_ONCE ? 1 : period) < 0) {
 		error("out of memory");
 		goto err;
 	}
@@ -180,6 +245,13 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 		}
 		goto err;
 	}
+	recs->pid[0] = t->pid;
+	recs->rec[0] = rec;
+	recs->n = 1;
+	/* A CPU profile that finds nothing may be of a master whose workers do the work. */
+	if (o->kind->policy == POLICY_CPU && !o->children &&
+	    (kids = calloc(CHILDREN_MAX, sizeof(*kids))))
+		nkids = children_cpu(t->pid, kids, CHILDREN_MAX);
 	if (queue_init(&q) < 0) {
 		error("out of memory");
 		goto err;
@@ -194,10 +266,20 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	rep->sm.hints = hints;
 	rep->sm.quiet = o->quiet;
 	rep->sm.queue = &q;
+	rep->sm.root = 1;
+	if (o->children)
+		rep->sm.stop_all = &stop_all;
 
 	/* Every thread inherits this mask; the tracer reads them from a signalfd. */
 	proc_stop_signals(&set, 1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (o->children) {
+		/* Before the root's tracer: a snapshot's root may be done at once. */
+		family_init(&fam, t->pid, &rep->sm, clock_mono_ns() + o->duration_ns, &stop_all);
+		fam_on = 1;
+		family_adopt(&fam);
+		adopted = clock_mono_ns();
+	}
 	if (pthread_create(&tracer, NULL, sampler_main, &rep->sm)) {
 		error("cannot start the tracer thread");
 		goto err;
@@ -212,25 +294,41 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	t0 = shown = clock_mono_ns();
 	for (;;) {
-		snap = o->progress ? queue_pop_timed(&q, 250, &closed) : queue_pop(&q);
+		if (fam_on && clock_mono_ns() - adopted >= ADOPT_NS) {
+			/* Present descendants at once, new ones within a second of their birth. */
+			family_adopt(&fam);
+			adopted = clock_mono_ns();
+		}
+		snap = o->progress || fam_on ? queue_pop_timed(&q, 250, &closed) : queue_pop(&q);
 		/* Four times a second, whether samples flow or not. */
 		if (o->progress && clock_mono_ns() - shown >= 250000000u) {
 			shown = clock_mono_ns();
 			report_progress(shown - t0, o->duration_ns, popped, rep->threads, 0);
 		}
 		if (!snap) {
-			if (!o->progress || closed)
+			if (!(o->progress || fam_on) || closed)
 				break;
 			continue;
 		}
 		popped++;
 		seen_add(seen, &rep->threads, snap->tid);
-		record_snapshot(rec, hints, labels, snap);
+		r = snap->pid == t->pid ? rec : recorders_get(recs, prof, snap->pid);
+		if (r)
+			record_snapshot(r, hints, labels, snap);
 		snapshot_free(snap);
 	}
 	if (o->progress)
 		report_progress(0, 0, 0, 0, 1);
 	pthread_join(tracer, NULL);
+	if (fam_on) {
+		family_join(&fam);
+		rep->processes = 1 + (uint64_t)fam.n - fam.attach_failures;
+		for (int i = 0; i < fam.n; i++) {
+			rep->sm.samples += fam.m[i]->sm.samples;
+			rep->sm.lost += fam.m[i]->sm.lost;
+		}
+		family_release(&fam);
+	}
 	if (rep->sm.attach_errno == ESRCH) {
 		/* Gone between the check and the start (a series' later capture). */
 		error("%d (%s) exited before anything was captured; no profile written", (int)t->pid,
@@ -254,7 +352,12 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	rep->lost_access = rep->sm.lost_access;
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
 	rep->rec = *recorder_stats(rec);
+	recorders_release(recs, &rep->rec);
 	rep->cpu_self_s = capture_self_cpu();
+	if (nkids >= 0 && kids && rep->samples == 0 && !o->quiet && !rep->stop_signal)
+		children_note(t->pid, t->comm, kids, nkids);
+	free(kids);
+	free(recs);
 	recorder_free(rec);
 	queue_release(&q);
 	free(seen);
@@ -262,6 +365,15 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	*out = prof;
 	return EXIT_OK;
 err:
+	if (fam_on) {
+		__atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
+		family_join(&fam);
+		family_release(&fam);
+	}
+	if (recs)
+		recorders_release(recs, &rep->rec);
+	free(recs);
+	free(kids);
 	recorder_free(rec);
 	if (qinit)
 		queue_release(&q);

@@ -27,6 +27,7 @@ struct capture_report {
 	uint64_t duration_ns;      /* the window the profile covers */
 	uint64_t samples;          /* samples taken (stacks read from the shim) */
 	uint64_t threads;          /* distinct threads sampled; 0 when not applicable */
+	uint64_t processes;        /* --children: processes traced (the root and descendants) */
 	int gone, execed;          /* the target exited / exec'd during the capture */
 	int stop_signal;           /* SIGINT/SIGTERM ended the capture early, or 0 */
 	int lost_access;           /* the right to trace the target was lost mid-capture */

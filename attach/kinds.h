@@ -39,6 +39,8 @@ enum kind_values {
 #define LABEL_TID 2u     /* "tid": its id (numeric) */
 #define LABEL_STATE 4u   /* "state": running, sleeping, disk wait, stopped... */
 #define LABEL_SYSCALL 8u /* "syscall": the call a sleeping thread sleeps in */
+#define LABEL_PID 16u    /* "pid": its process (numeric); --children */
+#define LABEL_PROCESS 32u /* "process": its process's name; --children */
 
 /* Output formats (--format). */
 #define FORMAT_PPROF 1u /* gzip-compressed profile.proto */

@@ -190,6 +190,8 @@ static void usage(FILE *f)
 		"                         stderr is not a terminal (on a terminal they are)\n"
 		"      --stack-size BYTES stack bytes copied per sample, 4K..1M (default 64K);\n"
 		"                         a handler on an alternate signal stack: both stacks\n"
+		"      --children         cpu, wall, threads: also every descendant process, present\n"
+		"                         and new, into the same profile, labelled pid and process\n"
 		"      --stats            print the profiler's own costs on stderr\n"
 		"  -q, --quiet            print only errors\n"
 		"  -h, --help             this help\n"
@@ -211,7 +213,8 @@ static void usage(FILE *f)
 		OPT_MIN_HZ, OPT_MAX_HZ);
 }
 
-enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP };
+enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
+       OPT_CHILDREN };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -226,6 +229,7 @@ static const struct option longopts[] = {
 	{ "count", required_argument, NULL, OPT_COUNT },
 	{ "summary", required_argument, NULL, OPT_SUMMARY },
 	{ "top", no_argument, NULL, OPT_TOP },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -310,6 +314,9 @@ int options_parse(struct options *o, int argc, char **argv)
 		case OPT_TOP:
 			o->top = 1;
 			break;
+		case OPT_CHILDREN:
+			o->children = 1;
+			break;
 		case OPT_FORMAT:
 			o->format = format_find(optarg);
 			if (!o->format)
@@ -360,6 +367,10 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->progress = !o->quiet && isatty(STDERR_FILENO) && o->kind->duration == DURATION_WINDOW;
 	if (timing && o->kind->duration == DURATION_NONE)
 		return error("option \"-d\" does not apply to %s profiles, which are one snapshot",
+			     o->kind->name);
+	if (o->children && o->kind->policy == POLICY_SHIM)
+		return error("option \"--children\" does not apply to %s profiles yet: profile each "
+			     "process's segment on its own",
 			     o->kind->name);
 	if (hz_given && o->kind->policy != POLICY_CPU && o->kind->policy != POLICY_WALL)
 		return error("option \"-F\" does not apply to %s profiles, which are not sampled "

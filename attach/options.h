@@ -45,6 +45,7 @@ struct options {
 	unsigned count;           /* --count: captures to take; 0: until interrupted */
 	int summary_json;         /* --summary json */
 	int top;                  /* --top: print the top functions even off a terminal */
+	int children;             /* --children: the process and its descendants, one profile */
 	int progress;             /* draw the live progress line (stderr is a terminal) */
 };
 

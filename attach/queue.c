@@ -24,6 +24,7 @@ int queue_init(struct queue *q)
 	q->head = q->tail = NULL;
 	q->items = q->bytes = 0;
 	q->closed = 0;
+	q->producers = 1;
 	if (pthread_mutex_init(&q->lock, NULL))
 		return -1;
 	if (pthread_cond_init(&q->cond, NULL)) {
@@ -117,11 +118,26 @@ struct snapshot *queue_pop_timed(struct queue *q, unsigned ms, int *closed)
 	return s;
 }
 
+int queue_add_producer(struct queue *q)
+{
+	int r = -1;
+
+	pthread_mutex_lock(&q->lock);
+	if (!q->closed) {
+		q->producers++;
+		r = 0;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
 void queue_close(struct queue *q)
 {
 	pthread_mutex_lock(&q->lock);
-	q->closed = 1;
-	pthread_cond_broadcast(&q->cond);
+	if (--q->producers <= 0) {
+		q->closed = 1;
+		pthread_cond_broadcast(&q->cond);
+	}
 	pthread_mutex_unlock(&q->lock);
 }
 

@@ -23,7 +23,11 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 		return;
 	if (rep->stop_signal)
 		note("stopped early by %s", strsignal(rep->stop_signal));
-	if (rep->ptrace)
+	if (rep->ptrace && rep->processes)
+		note("wrote %s: %llu samples from %llu threads in %llu processes over %.2fs", where,
+		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
+		     (unsigned long long)rep->processes, (double)rep->duration_ns / 1e9);
+	else if (rep->ptrace)
 		note("wrote %s: %llu samples from %llu threads over %.2fs", where,
 		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
 		     (double)rep->duration_ns / 1e9);

@@ -38,6 +38,8 @@ static void sampler_push(void *ctx, struct snapshot *snap)
 {
 	struct sampler *sm = ctx;
 
+	snap->pid = sm->pid;
+	snap->comm = sm->comm;
 	if (queue_push(sm->queue, snap) < 0) {
 		sm->lost++;
 		snapshot_free(snap);
@@ -367,7 +369,14 @@ void *sampler_main(void *arg)
 	pfd[2].fd = s.pidfd; /* -1 is ignored by poll */
 	pfd[2].events = POLLIN;
 	for (;;) {
-		if (s.stop_signal || s.gone || s.execed || s.lost)
+		if (s.stop_signal || (sm->root && (s.gone || s.execed || s.lost))) {
+			/* A signal to us, or the root's end, ends every tracer of a --children capture. */
+			if (sm->stop_all)
+				__atomic_store_n(sm->stop_all, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		if (s.gone || s.execed || s.lost ||
+		    (sm->stop_all && __atomic_load_n(sm->stop_all, __ATOMIC_RELAXED)))
 			break;
 		now = clock_mono_ns();
 		if (now >= deadline)
@@ -403,6 +412,9 @@ done:
 out_session:
 	session_release(&s);
 out:
+	/* The root's end is the capture's: its descendants' tracers stop too. */
+	if (sm->root && sm->stop_all)
+		__atomic_store_n(sm->stop_all, 1, __ATOMIC_RELAXED);
 	free(tids);
 	queue_close(sm->queue);
 	/* Returning ends the thread, and with it every ptrace attachment. */

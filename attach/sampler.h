@@ -31,6 +31,8 @@ struct sampler {
 	/* Set by the caller. */
 	pid_t pid;
 	const char *comm;
+	int root;                 /* the process asked for (not a --children descendant) */
+	int *stop_all;            /* shared by a --children capture's tracers, or NULL */
 	const struct kind *kind;
 	uint64_t period_ns;
 	uint64_t duration_ns;

@@ -35,6 +35,8 @@
 struct snapshot {
 	struct snapshot *next;
 	pid_t tid;
+	pid_t pid;             /* its process */
+	const char *comm;      /* its process's name (the sampler's, outlives the snapshot) */
 	char name[16];
 	char state;            /* scheduler state letter, '?' when unknown */
 	int how;               /* SNAP_* */
@@ -52,6 +54,7 @@ struct queue {
 	pthread_cond_t cond;
 	struct snapshot *head, *tail;
 	size_t items, bytes;
+	int producers;         /* queue_close() calls still due before it closes */
 	int closed;
 };
 
@@ -70,7 +73,14 @@ struct snapshot *queue_pop(struct queue *q);
  */
 struct snapshot *queue_pop_timed(struct queue *q, unsigned ms, int *closed);
 
-/* No more pushes; wakes the consumer. */
+/*
+ * One more producer (queue_init() counts one), so that the queue closes
+ * only when every producer has called queue_close(). 0, or -1 when it is
+ * closed already.
+ */
+int queue_add_producer(struct queue *q);
+
+/* This producer is done; the last one closes the queue and wakes the consumer. */
 void queue_close(struct queue *q);
 
 /* Free a snapshot and its stack bytes. */

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Multi-process services: a master whose forked workers do the work.
+# 1. A CPU profile of a master that used no CPU names the workers that did
+#    (pid, command, share) and points at --children.
+# 2. --children profiles the master and every descendant, present and born
+#    during the capture, into one profile labelled pid and process: each
+#    long-lived worker's share (worker_work, by pid) and the master's
+#    (master_work) within 5 points of /proc's per-process truth.
+# 3. --children applies to threads snapshots too; not to the heap kinds.
+. "$(dirname "$0")/lib.sh"
+
+# proc_cpu PID: CPU ns of every thread of PID (0 when gone).
+proc_cpu() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+start_target prefork -q 2
+sleep 0.3
+"$ATTACH" -p "$TPID" -d 2s -o "$WORK/idle.pb.gz" 2>"$WORK/idle.err"
+rc=$?
+cat "$WORK/idle.err"
+w0=$(awk '$1 == "worker" && $2 == 0 { print $3 }' "$WORK/prefork.out")
+check "plain attach to an idle master: exit 0 (got $rc)" [ "$rc" = 0 ]
+check "it says the master used no CPU and its workers did, naming worker $w0" \
+	grep -q "used no CPU during the capture, but .* processes under it did: .*$w0 (prefork) [0-9]*%.*--children" "$WORK/idle.err"
+kill "$TPID"
+
+start_target prefork 2
+sleep 0.3
+workers() { awk '$1 == "worker" { print $3 }' "$WORK/prefork.out"; }
+declare -A c0 c1
+for p in $TPID $(workers); do c0[$p]=$(proc_cpu "$p"); done
+"$ATTACH" -p "$TPID" -d 4s --children -o "$WORK/kids.pb.gz" 2>"$WORK/kids.err"
+rc=$?
+cat "$WORK/kids.err"
+for p in $TPID $(workers); do c1[$p]=$(proc_cpu "$p"); done
+check "--children: exit 0 (got $rc)" [ "$rc" = 0 ]
+"$PBDUMP" "$WORK/kids.pb.gz" >"$WORK/kids.txt"
+check "every sample labelled pid and process" \
+	awk '/^sample / { n++; if ($0 !~ /pid=[0-9]+/ || $0 !~ /process=prefork/) bad++ } END { exit !(n > 0 && bad == 0) }' "$WORK/kids.txt"
+# Compare over the processes alive for the whole capture (the master and
+# worker 0): the exiting worker's last CPU cannot be read after its exit.
+total=0
+for p in "${!c1[@]}"; do
+	[ -n "${c0[$p]:-}" ] && [ "${c1[$p]}" -gt 0 ] || continue
+	total=$((total + c1[$p] - c0[$p]))
+	whole="${whole:-} $p"
+done
+# share PID FUNC: FUNC's CPU in PID's samples, in % of the CPU of the whole-capture processes.
+share() {
+	awk -v p="$1" -v f="$2" -v whole="$whole" 'BEGIN { n = split(whole, w, " "); for (i = 1; i <= n; i++) keep[w[i]] = 1 }
+		/^sample / { split($2, v, ","); match($0, /pid=[0-9]+/); q = substr($0, RSTART + 4, RLENGTH - 4)
+		if (!(q in keep)) next; all += v[2]
+		if (q == p && $0 ~ (";" f "(;|$)")) h += v[2] }
+		END { printf "%.1f", all ? 100 * h / all : -1 }' "$WORK/kids.txt"
+}
+p=$(awk '$1 == "worker" && $2 == 0 { print $3 }' "$WORK/prefork.out")
+truth=$(awk -v a="$((c1[$p] - c0[$p]))" -v t="$total" 'BEGIN { printf "%.1f", 100 * a / t }')
+got=$(share "$p" worker_work)
+echo "worker $p: profile $got% vs /proc $truth% (of the master's and its CPU)"
+check "worker $p's share within 5 points of /proc" near "$got" "$truth" 5
+truth=$(awk -v a="$((c1[$TPID] - c0[$TPID]))" -v t="$total" 'BEGIN { printf "%.1f", 100 * a / t }')
+got=$(share "$TPID" master_work)
+echo "master $TPID: profile $got% vs /proc $truth%"
+check "the master's own share within 5 points of /proc" near "$got" "$truth" 5
+born=$(awk '$1 == "worker" && $2 >= 2 { print $3 }' "$WORK/prefork.out" | head -1)
+check "a worker forked during the capture ($born) is in the profile" grep -q "pid=${born:-none}[; ]" "$WORK/kids.txt"
+check "the summary counts the processes" grep -q "in [3-9] processes" "$WORK/kids.err"
+
+"$ATTACH" -p "$TPID" -t threads --children --format dump -o "$WORK/threads.txt" -q
+check "--children threads snapshot: the workers' stacks are in it" grep -q "worker_wait\|worker_work" "$WORK/threads.txt"
+"$ATTACH" -p "$TPID" -t heap --children -o "$WORK/heap.pb.gz" 2>"$WORK/heap.err"
+rc=$?
+check "--children with heap: a usage error saying so (exit 2, got $rc)" \
+	sh -c "[ $rc = 2 ] && grep -q 'children' '$WORK/heap.err'"
+check "target left running" not_stopped "$TPID"
+for p in $(workers); do [ -d /proc/"$p" ] && not_stopped "$p"; done
+finish
