@@ -79,13 +79,17 @@ for i in $(seq 1 "$n"); do
 	start_target faults exec 300
 	$T 20 "$ATTACH" -p "$TPID" -d 5s -F 1000 -o "$WORK/exec.pb.gz" 2>"$WORK/exec.err"
 	rc=$?
-	if [ "$rc" != 5 ] || ! grep -q "executed a new program" "$WORK/exec.err"; then
+	if grep -q "^cprof-attach: profiling $TPID (sleep)" "$WORK/exec.err"; then
+		early=$((${early:-0} + 1)) # exec'd before we attached (a slow start under load): not ours to see
+	elif [ "$rc" != 5 ] || ! grep -q "executed a new program" "$WORK/exec.err"; then
 		wrong=$((wrong + 1))
 		echo "exec $i: rc $rc" >&2
 		cat "$WORK/exec.err" >&2
 	fi
 done
-check "$n more execs during 1000 Hz captures: each reported as an exec ($wrong not)" [ "$wrong" = 0 ]
+check "$n more execs during 1000 Hz captures: each reported as an exec ($wrong not, ${early:-0} before we attached)" \
+	[ "$wrong" = 0 -a "${early:-0}" -le $((n / 2)) ]
+early=0
 
 # 4. The target is killed mid-capture, for each sampling type.
 for ty in cpu wall; do
@@ -109,8 +113,8 @@ for i in $(seq 1 "$n"); do
 	$T 20 "$ATTACH" -p "$TPID" -d 5s -F 1000 -o "$WORK/exits.pb.gz" 2>"$WORK/exits.err"
 	rc=$?
 	dur=$("$PBDUMP" "$WORK/exits.pb.gz" 2>/dev/null | awk '/^duration_nanos/ { print $2 }')
-	if [ "$rc" = 4 ]; then
-		early=$((early + 1)) # gone before the first sample (a slow start): also right
+	if [ "$rc" = 4 ] || { [ "$rc" = 3 ] && grep -q "no such process" "$WORK/exits.err"; }; then
+		early=$((early + 1)) # gone before the first sample, or before we started (a slow start): also right
 	elif [ "$rc" != 5 ] || ! awk -v d="${dur:-9e9}" 'BEGIN { exit !(d < 2.5e9) }'; then
 		late=$((late + 1))
 		echo "exit $i: rc $rc, capture lasted ${dur:-?} ns" >&2
