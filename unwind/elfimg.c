@@ -361,6 +361,32 @@ int elf_image_eh_frame_hdr(const struct elf_image *img, uint64_t *vaddr, uint64_
 	return 0;
 }
 
+int elf_image_section(const struct elf_image *img, const char *name, const unsigned char **data,
+		      size_t *size, uint64_t *vaddr, int *compressed)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	const char *n;
+
+	if (!img->elf || elf_getshdrstrndx(img->elf, &shstrndx) != 0)
+		return -1;
+	while ((scn = elf_nextscn(img->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(img->elf, shstrndx, sh.sh_name)) ||
+		    strcmp(n, name) != 0)
+			continue;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_offset > img->size ||
+		    sh.sh_size > img->size - sh.sh_offset)
+			return -1;
+		*data = img->data + sh.sh_offset;
+		*size = sh.sh_size;
+		*vaddr = (sh.sh_flags & SHF_ALLOC) ? sh.sh_addr : 0;
+		*compressed = (sh.sh_flags & SHF_COMPRESSED) != 0;
+		return 0;
+	}
+	return -1;
+}
+
 /* The bytes at [vaddr, vaddr+n) if segment f holds all of them, else NULL. */
 static inline const void *elf_fastseg_ptr(const struct elf_fastseg *f, uint64_t vaddr, size_t n)
 {
