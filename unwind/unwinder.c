@@ -53,6 +53,37 @@ struct walk {
 	uint64_t fp_sp, fp_pc; /* UNWIND_CAUSE_FRAME_POINTER: the frame's sp and pc */
 };
 
+/*
+ * Search obj's table of kind SPACE_CFI_* built by space (no .eh_frame_hdr:
+ * a bare .eh_frame, or .debug_frame converted). Offsets in that table are
+ * relative to its first function (UNW_INFO_FORMAT_IP_OFFSET), which keeps
+ * them in int32 whatever synthetic address the table is read at.
+ */
+static int search_cfi(struct unwinder *u, unw_addr_space_t as, unw_word_t ip,
+		      struct space_obj *o, int kind, unw_proc_info_t *pi, int need_unwind_info)
+{
+	struct space_cfi c;
+	unw_dyn_info_t di;
+
+	if (space_cfi(u->space, o, kind, &c) < 0 || ip < c.start_ip || ip >= c.end_ip)
+		return -UNW_ENOINFO;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_IP_OFFSET;
+	di.start_ip = c.start_ip;
+	di.end_ip = c.end_ip;
+	di.load_offset = c.load_offset;
+	di.u.rti.segbase = c.segbase;
+	di.u.rti.table_data = c.table;
+	di.u.rti.table_len = c.table_len;
+	return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, u);
+}
+
+/*
+ * Procedure info for ip: from its object's .eh_frame_hdr, else from a
+ * table over its bare .eh_frame; where neither has the function (Go code,
+ * whose CFI only .debug_frame holds, even in a binary whose C parts have
+ * .eh_frame), from its .debug_frame.
+ */
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			  int need_unwind_info, void *arg)
 {
@@ -66,8 +97,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		return -UNW_ENOINFO;
 	}
 	if (!o->eh_count) {
-		u->ev_noinfo = 1;
-		return -UNW_ENOINFO;
+		r = search_cfi(u, as, ip, o, SPACE_CFI_EH_FRAME, pi, need_unwind_info);
+		goto debug_frame;
 	}
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
@@ -82,6 +113,9 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		di.end_ip = (unw_word_t)-1;
 	}
 	r = _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+debug_frame:
+	if (r == -UNW_ENOINFO)
+		r = search_cfi(u, as, ip, o, SPACE_CFI_DEBUG_FRAME, pi, need_unwind_info);
 	if (r == -UNW_ENOINFO)
 		u->ev_noinfo = 1;
 	return r;
