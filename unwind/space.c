@@ -419,6 +419,8 @@ int space_cfi(struct space *s, struct space_obj *o, int kind, struct space_cfi *
 		im->cfi_state[kind] = im->img && cfitab_load(t, im->img, kind) == 0 ? 1 : -1;
 	if (im->cfi_state[kind] < 0)
 		return -1;
+	if (kind == SPACE_CFI_DEBUG_FRAME)
+		o->debug_cfi = 1;
 	out->start_ip = t->base + o->bias;
 	out->end_ip = t->end + o->bias;
 	out->table = cfi_addr(o->image_index, kind);

@@ -264,6 +264,40 @@ static int is_sigreturn(struct unwinder *u, unw_word_t ip)
 	return space_read(u->space, ip, b, sizeof(b)) == 0 && !memcmp(b, code, sizeof(code));
 }
 
+/*
+ * Where a stack begins although the CFI does not end it. Go's linker does
+ * not mark its outermost functions' return address undefined, so the walk
+ * would read on past them (a zero word there ends it, but nothing
+ * guarantees one). Go's own tracebacks end at these: goexit under every
+ * goroutine, mstart under a thread's g0 stack, rt0_go under the first
+ * thread's (TOPFRAME functions); mcall, systemstack and morestack, which
+ * switch a thread onto its g0 stack, are where that stack starts (the
+ * goroutine's frames, on another stack, are not followed). Names with and
+ * without Go's ".abi0" suffix; checked only in objects that have Go's
+ * .debug_frame.
+ */
+static const char *const thread_roots[] = {
+	"runtime.goexit", "runtime.mstart",	 "runtime.rt0_go",
+	"runtime.mcall",  "runtime.systemstack", "runtime.morestack",
+};
+
+/* Whether pc lies in one of thread_roots. */
+static int is_thread_root(struct unwinder *u, uint64_t pc)
+{
+	struct space_obj *o = space_find(u->space, pc);
+	const char *name;
+	size_t i, n;
+
+	if (!o || !o->debug_cfi || !(name = space_symbol(u->space, o, pc, NULL)))
+		return 0;
+	for (i = 0; i < sizeof(thread_roots) / sizeof(thread_roots[0]); i++) {
+		n = strlen(thread_roots[i]);
+		if (!strncmp(name, thread_roots[i], n) && (!name[n] || !strcmp(name + n, ".abi0")))
+			return 1;
+	}
+	return 0;
+}
+
 static const char *const cause_names[UNWIND_NCAUSES] = {
 	[UNWIND_CAUSE_NONE] = "complete",
 	[UNWIND_CAUSE_NO_REGS] = "no registers",
@@ -326,7 +360,8 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 		unw_get_reg(&c, UNW_REG_SP, &prev_sp);
 		u->ev_noobj = u->ev_noinfo = u->ev_mem = u->ev_copy = u->ev_reg = 0;
 		r = unw_step(&c);
-		if (r < 0 || ((u->ev_noinfo || u->ev_noobj) && !exact)) {
+		if ((r < 0 || ((u->ev_noinfo || u->ev_noobj) && !exact)) &&
+		    !is_thread_root(u, pcs[w->n - 1])) {
 			w->cause = step_cause(u);
 			if (w->cause == UNWIND_CAUSE_FRAME_POINTER) {
 				w->fp_sp = prev_sp;
@@ -334,7 +369,7 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 			}
 			goto partial;
 		}
-		if (r == 0)
+		if (r <= 0 || is_thread_root(u, pcs[w->n - 1]))
 			break; /* the outermost frame */
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
 			break;
