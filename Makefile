@@ -56,6 +56,17 @@ TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=$(B)/tests/targets/%)
 # Fedora and Ubuntu packages): every function's CFA is rbp-based.
 FP_TARGETS := parking
 TARGET_BIN += $(FP_TARGETS:%=$(B)/tests/targets/%-fp)
+# Static builds (no .eh_frame_hdr: unwound through cprof's own table over
+# .eh_frame), non-PIE and static-PIE.
+STATIC_TARGETS := stacks
+TARGET_BIN += $(STATIC_TARGETS:%=$(B)/tests/targets/%-static) $(STATIC_TARGETS:%=$(B)/tests/targets/%-static-pie)
+# Go targets (tests/targets/NAME/*.go; CFI in .debug_frame only), built
+# only where a Go toolchain is installed; their tests say SKIP otherwise.
+GO       ?= $(shell command -v go 2>/dev/null)
+GO_TARGETS := $(patsubst tests/targets/%/main.go,%,$(wildcard tests/targets/*/main.go))
+ifneq ($(GO),)
+TARGET_BIN += $(GO_TARGETS:%=$(B)/tests/targets/%)
+endif
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
@@ -118,6 +129,18 @@ $(B)/tests/tools/%: $(B)/obj/tests/tools/%.o $(B)/libcprof-core.a
 $(B)/tests/targets/%-fp: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -o $@ $< -lm
+
+$(B)/tests/targets/%-static: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -static -o $@ $< -lm
+
+$(B)/tests/targets/%-static-pie: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -fPIE -static-pie -o $@ $< -lm
+
+$(B)/tests/targets/%: tests/targets/%/main.go
+	@mkdir -p $(dir $@)
+	cd tests/targets/$* && GOCACHE=$(CURDIR)/$(B)/go-cache $(GO) build -o $(CURDIR)/$@ main.go
 
 $(B)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
