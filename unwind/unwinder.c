@@ -281,21 +281,31 @@ static const char *const thread_roots[] = {
 	"runtime.mcall",  "runtime.systemstack", "runtime.morestack",
 };
 
-/* Whether pc lies in one of thread_roots. */
-static int is_thread_root(struct unwinder *u, uint64_t pc)
+enum { GO_NONE, GO_ROOT, GO_OTHER };
+
+/*
+ * Whether pc is Go code (an object with Go's .debug_frame): GO_ROOT in one
+ * of thread_roots, else GO_OTHER; GO_NONE for other code. A Go walk that
+ * ends anywhere but at a root read a zero or garbage word where a stack
+ * switch (a signal handler on the gsignal stack, a vDSO call on g0) left
+ * no caller: it is partial.
+ */
+static int go_frame(struct unwinder *u, uint64_t pc)
 {
 	struct space_obj *o = space_find(u->space, pc);
 	const char *name;
 	size_t i, n;
 
-	if (!o || !o->debug_cfi || !(name = space_symbol(u->space, o, pc, NULL)))
-		return 0;
+	if (!o || !o->debug_cfi)
+		return GO_NONE;
+	if (!(name = space_symbol(u->space, o, pc, NULL)))
+		return GO_OTHER;
 	for (i = 0; i < sizeof(thread_roots) / sizeof(thread_roots[0]); i++) {
 		n = strlen(thread_roots[i]);
 		if (!strncmp(name, thread_roots[i], n) && (!name[n] || !strcmp(name + n, ".abi0")))
-			return 1;
+			return GO_ROOT;
 	}
-	return 0;
+	return GO_OTHER;
 }
 
 static const char *const cause_names[UNWIND_NCAUSES] = {
@@ -341,7 +351,7 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 {
 	unw_cursor_t c;
 	unw_word_t ip = img->regs.r[DWARF_RIP], prev_sp = 0, sp;
-	int r, exact;
+	int r, exact, go;
 
 	w->flags = 0;
 	w->cause = UNWIND_CAUSE_NONE;
@@ -360,8 +370,8 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 		unw_get_reg(&c, UNW_REG_SP, &prev_sp);
 		u->ev_noobj = u->ev_noinfo = u->ev_mem = u->ev_copy = u->ev_reg = 0;
 		r = unw_step(&c);
-		if ((r < 0 || ((u->ev_noinfo || u->ev_noobj) && !exact)) &&
-		    !is_thread_root(u, pcs[w->n - 1])) {
+		go = go_frame(u, pcs[w->n - 1]);
+		if ((r < 0 || ((u->ev_noinfo || u->ev_noobj) && !exact)) && go != GO_ROOT) {
 			w->cause = step_cause(u);
 			if (w->cause == UNWIND_CAUSE_FRAME_POINTER) {
 				w->fp_sp = prev_sp;
@@ -369,10 +379,15 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 			}
 			goto partial;
 		}
-		if (r <= 0 || is_thread_root(u, pcs[w->n - 1]))
+		if (go == GO_ROOT)
+			break; /* a Go stack's outermost frame */
+		if (r == 0 || unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0) {
+			if (go == GO_OTHER) {
+				w->cause = UNWIND_CAUSE_BAD_FRAME;
+				goto partial;
+			}
 			break; /* the outermost frame */
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
+		}
 		unw_get_reg(&c, UNW_REG_SP, &sp);
 		if (w->n == max) {
 			w->flags |= UNWIND_TRUNCATED;
