@@ -5,7 +5,9 @@
  * signal-frame detection) from the objects' files through struct space.
  * Procedure info comes from each object's .eh_frame_hdr binary-search
  * table, handed to libunwind's dwarf_search_unwind_table as a remote table,
- * which is what libunwind's own ptrace accessors do, minus the ptrace.
+ * which is what libunwind's own ptrace accessors do, minus the ptrace; an
+ * object without one (static, Go) gets the table space builds over its
+ * .eh_frame or .debug_frame (unwind/cfitab.h).
  * libunwind's global cache keeps parsed CIEs/FDEs across samples, so the
  * steady-state cost of a frame is a table search plus a few word reads.
  */
