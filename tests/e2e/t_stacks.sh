@@ -4,11 +4,12 @@
 # recursion, and on the main thread, each from the leaf to the thread's
 # start routine (clone3, start_thread) or to _start. STACKS_TARGET names
 # another build of the same program (t_stacks_static.sh: static ones, where
-# libc's clone3 and qsort_r are __clone3 and __qsort_r).
+# libc's clone3 and qsort_r are __clone3 and __qsort_r), STACKS_DURATION
+# a longer capture (the signal handler is sampled a few times a second).
 . "$(dirname "$0")/lib.sh"
 
 start_target "${STACKS_TARGET:-stacks}"
-"$ATTACH" -p "$TPID" -d 4s -o "$WORK/stacks.pb.gz" -q || fail "cprof-attach failed"
+"$ATTACH" -p "$TPID" -d "${STACKS_DURATION:-4s}" -o "$WORK/stacks.pb.gz" -q || fail "cprof-attach failed"
 # One line per sample: "COUNT STACK", the stack root first, ';'-separated.
 "$PBDUMP" "$WORK/stacks.pb.gz" | awk '/^sample / { split($2, v, ","); s = $0; sub(/.* stack /, "", s); print v[1], s }' >"$WORK/stacks.txt"
 

@@ -9,6 +9,6 @@
 for t in stacks-static stacks-static-pie; do
 	echo "-- $t"
 	[ -x "$TARGETS/$t" ] || { fail "$t is built"; continue; }
-	STACKS_TARGET=$t bash "$(dirname "$0")/t_stacks.sh" || fail "$t unwinds completely"
+	STACKS_TARGET=$t STACKS_DURATION=8s bash "$(dirname "$0")/t_stacks.sh" || fail "$t unwinds completely"
 done
 finish
