@@ -60,6 +60,10 @@ TARGET_BIN += $(FP_TARGETS:%=$(B)/tests/targets/%-fp)
 # .eh_frame), non-PIE and static-PIE.
 STATIC_TARGETS := stacks
 TARGET_BIN += $(STATIC_TARGETS:%=$(B)/tests/targets/%-static) $(STATIC_TARGETS:%=$(B)/tests/targets/%-static-pie)
+# ... and a build whose own functions have CFI only in .debug_frame
+# (-fno-asynchronous-unwind-tables -g), as some embedded and kernel-style
+# builds do: their .eh_frame_hdr covers only the C runtime's start files.
+TARGET_BIN += $(STATIC_TARGETS:%=$(B)/tests/targets/%-debugframe)
 # Go targets (tests/targets/NAME/*.go; CFI in .debug_frame only), built
 # only where a Go toolchain is installed; their tests say SKIP otherwise.
 GO       ?= $(shell command -v go 2>/dev/null)
@@ -137,6 +141,10 @@ $(B)/tests/targets/%-static: tests/targets/%.c
 $(B)/tests/targets/%-static-pie: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -fPIE -static-pie -o $@ $< -lm
+
+$(B)/tests/targets/%-debugframe: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -g -fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $< -lm
 
 $(B)/tests/targets/%: tests/targets/%/main.go
 	@mkdir -p $(dir $@)

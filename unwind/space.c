@@ -406,6 +406,18 @@ static size_t cfi_frame_off(const struct cfitab *t)
 	return (t->n * sizeof(*t->ent) + 7) & ~(size_t)7;
 }
 
+/* Whether img is a Go program (its linker writes a Go build ID note). */
+static int is_go(const struct elf_image *img)
+{
+	const unsigned char *p;
+	uint64_t vaddr;
+	size_t n;
+	int z;
+
+	return elf_image_section(img, ".note.go.buildid", &p, &n, &vaddr, &z) == 0 ||
+	       elf_image_section(img, ".go.buildinfo", &p, &n, &vaddr, &z) == 0;
+}
+
 int space_cfi(struct space *s, struct space_obj *o, int kind, struct space_cfi *out)
 {
 	struct image *im;
@@ -419,8 +431,8 @@ int space_cfi(struct space *s, struct space_obj *o, int kind, struct space_cfi *
 		im->cfi_state[kind] = im->img && cfitab_load(t, im->img, kind) == 0 ? 1 : -1;
 	if (im->cfi_state[kind] < 0)
 		return -1;
-	if (kind == SPACE_CFI_DEBUG_FRAME)
-		o->debug_cfi = 1;
+	if (kind == SPACE_CFI_DEBUG_FRAME && !o->go_cfi)
+		o->go_cfi = is_go(im->img) ? 1 : -1;
 	out->start_ip = t->base + o->bias;
 	out->end_ip = t->end + o->bias;
 	out->table = cfi_addr(o->image_index, kind);

@@ -52,7 +52,7 @@ struct space_obj {
 	/* .eh_frame_hdr, as runtime addresses; eh_count 0 when absent. */
 	uint64_t eh_hdr, eh_table, eh_count;
 	size_t image_index;     /* which file (the slot of its CFI tables) */
-	int debug_cfi;          /* a .debug_frame table was built for it (Go code) */
+	int go_cfi;             /* .debug_frame in use: 1 a Go binary, -1 not Go, 0 unknown */
 };
 
 /* Which CFI a search table was built from (enum cfitab_kind's values). */

@@ -275,8 +275,9 @@ static int is_sigreturn(struct unwinder *u, unw_word_t ip)
  * thread's (TOPFRAME functions); mcall, systemstack and morestack, which
  * switch a thread onto its g0 stack, are where that stack starts (the
  * goroutine's frames, on another stack, are not followed). Names with and
- * without Go's ".abi0" suffix; checked only in objects that have Go's
- * .debug_frame.
+ * without Go's ".abi0" suffix; checked only in Go binaries whose
+ * .debug_frame is in use (a C program's .debug_frame ends its stacks by
+ * CFI, as .eh_frame does).
  */
 static const char *const thread_roots[] = {
 	"runtime.goexit", "runtime.mstart",	 "runtime.rt0_go",
@@ -298,7 +299,7 @@ static int go_frame(struct unwinder *u, uint64_t pc)
 	const char *name;
 	size_t i, n;
 
-	if (!o || !o->debug_cfi)
+	if (!o || o->go_cfi <= 0)
 		return GO_NONE;
 	if (!(name = space_symbol(u->space, o, pc, NULL)))
 		return GO_OTHER;
