@@ -36,8 +36,9 @@ func allocate() {
 }
 
 //go:noinline
-func lockedSleeper() {
+func lockedSleeper(locked chan<- struct{}) {
 	runtime.LockOSThread()
+	close(locked)
 	for {
 		ts := syscall.Timespec{Sec: 1}
 		syscall.Syscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
@@ -46,7 +47,9 @@ func lockedSleeper() {
 
 func main() {
 	go allocate()
-	go lockedSleeper()
+	locked := make(chan struct{})
+	go lockedSleeper(locked)
+	<-locked
 	go func() { time.Sleep(time.Hour) }()
 	os.Stdout.WriteString("ready\n")
 	for {
