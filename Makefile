@@ -56,6 +56,21 @@ TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=$(B)/tests/targets/%)
 # Fedora and Ubuntu packages): every function's CFA is rbp-based.
 FP_TARGETS := parking
 TARGET_BIN += $(FP_TARGETS:%=$(B)/tests/targets/%-fp)
+# Static builds (no .eh_frame_hdr: unwound through cprof's own table over
+# .eh_frame), non-PIE and static-PIE.
+STATIC_TARGETS := stacks
+TARGET_BIN += $(STATIC_TARGETS:%=$(B)/tests/targets/%-static) $(STATIC_TARGETS:%=$(B)/tests/targets/%-static-pie)
+# ... and a build whose own functions have CFI only in .debug_frame
+# (-fno-asynchronous-unwind-tables -g), as some embedded and kernel-style
+# builds do: their .eh_frame_hdr covers only the C runtime's start files.
+TARGET_BIN += $(STATIC_TARGETS:%=$(B)/tests/targets/%-debugframe)
+# Go targets (tests/targets/NAME/*.go; CFI in .debug_frame only), built
+# only where a Go toolchain is installed; their tests say SKIP otherwise.
+GO       ?= $(shell command -v go 2>/dev/null)
+GO_TARGETS := $(patsubst tests/targets/%/main.go,%,$(wildcard tests/targets/*/main.go))
+ifneq ($(GO),)
+TARGET_BIN += $(GO_TARGETS:%=$(B)/tests/targets/%)
+endif
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
@@ -119,6 +134,22 @@ $(B)/tests/targets/%-fp: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -o $@ $< -lm
 
+$(B)/tests/targets/%-static: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -static -o $@ $< -lm
+
+$(B)/tests/targets/%-static-pie: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -fPIE -static-pie -o $@ $< -lm
+
+$(B)/tests/targets/%-debugframe: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -g -fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $< -lm
+
+$(B)/tests/targets/%: tests/targets/%/main.go
+	@mkdir -p $(dir $@)
+	cd tests/targets/$* && GOCACHE=$(CURDIR)/$(B)/go-cache $(GO) build -o $(CURDIR)/$@ main.go
+
 $(B)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -lm
@@ -145,12 +176,12 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c attach/segment.c attach/sigframe.c
+FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/cfitab.c attach/segment.c attach/sigframe.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ $< $(FUZZ_LIB) -lelf -pthread
+		-fno-sanitize-recover=all -o $@ $< $(FUZZ_LIB) -lelf -lz -pthread
 
 fuzz:
 	scripts/install-deps fuzz

@@ -361,6 +361,42 @@ int elf_image_eh_frame_hdr(const struct elf_image *img, uint64_t *vaddr, uint64_
 	return 0;
 }
 
+int elf_image_section(const struct elf_image *img, const char *name, const unsigned char **data,
+		      size_t *size, uint64_t *vaddr, int *compressed)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	const char *n;
+
+	int r = -1;
+
+	if (!img->elf)
+		return -1;
+	/* libelf loads section headers lazily and is not thread-safe on one
+	 * Elf: the symbol loader's lock serialises every use of it. */
+	pthread_mutex_lock(&((struct elf_image *)img)->sym_lock);
+	if (elf_getshdrstrndx(img->elf, &shstrndx) != 0)
+		goto out;
+	while ((scn = elf_nextscn(img->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(img->elf, shstrndx, sh.sh_name)) ||
+		    strcmp(n, name) != 0)
+			continue;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_offset > img->size ||
+		    sh.sh_size > img->size - sh.sh_offset)
+			goto out;
+		*data = img->data + sh.sh_offset;
+		*size = sh.sh_size;
+		*vaddr = (sh.sh_flags & SHF_ALLOC) ? sh.sh_addr : 0;
+		*compressed = (sh.sh_flags & SHF_COMPRESSED) != 0;
+		r = 0;
+		goto out;
+	}
+out:
+	pthread_mutex_unlock(&((struct elf_image *)img)->sym_lock);
+	return r;
+}
+
 /* The bytes at [vaddr, vaddr+n) if segment f holds all of them, else NULL. */
 static inline const void *elf_fastseg_ptr(const struct elf_fastseg *f, uint64_t vaddr, size_t n)
 {

@@ -50,6 +50,16 @@ const struct elf_segment *elf_image_segments(const struct elf_image *img, size_t
 int elf_image_eh_frame_hdr(const struct elf_image *img, uint64_t *vaddr, uint64_t *size);
 
 /*
+ * The raw file bytes of the first section named name (".eh_frame",
+ * ".debug_frame"): *data and *size inside the image, *vaddr its sh_addr (0
+ * for a section not loaded), *compressed 1 when SHF_COMPRESSED (the bytes
+ * then start with an Elf64_Chdr). 0, or -1 when there is no such section,
+ * it has no file bytes (SHT_NOBITS) or they lie outside the image.
+ */
+int elf_image_section(const struct elf_image *img, const char *name, const unsigned char **data,
+		      size_t *size, uint64_t *vaddr, int *compressed);
+
+/*
  * A pointer to the file bytes that a PT_LOAD segment places at virtual
  * addresses [vaddr, vaddr+n), or NULL when that range is not wholly inside
  * one segment's file-backed part.

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/proc.h"
+#include "unwind/cfitab.h"
 #include "unwind/elfimg.h"
 #include "unwind/maps.h"
 #include "unwind/space.h"
@@ -30,6 +31,9 @@ struct image {
 	char *path;
 	struct elf_image *img;   /* NULL when unreadable */
 	struct elf_image *debug; /* separate debug file with .symtab, or NULL */
+	struct cfitab cfi[2];    /* by SPACE_CFI_* */
+	int cfi_state[2];        /* 0 not tried, 1 built, -1 none */
+	size_t index;            /* in struct space's images */
 };
 
 struct range {
@@ -158,6 +162,8 @@ static struct image *image_get(struct space *s, const struct map_entry *e, int i
 	}
 	im->dev = entry_dev(e);
 	im->inode = e->inode;
+	cfitab_init(&im->cfi[0]);
+	cfitab_init(&im->cfi[1]);
 	if (is_vdso) {
 		im->img = read_vdso(s, e);
 	} else if ((fd = open_in_target(s, e)) >= 0) {
@@ -166,6 +172,7 @@ static struct image *image_get(struct space *s, const struct map_entry *e, int i
 	}
 	if (im->img && !is_vdso)
 		im->debug = open_debug(s, elf_image_build_id(im->img));
+	im->index = s->nimages;
 	s->images[s->nimages++] = im;
 	return im;
 }
@@ -246,6 +253,7 @@ static struct space_obj *obj_get(struct space *s, const struct map_entry *first,
 	o->syms = im->debug ? im->debug : im->img;
 	o->build_id = im->img ? elf_image_build_id(im->img) : "";
 	o->index = s->nobjs;
+	o->image_index = im->index;
 	obj_set_bias(o, first);
 	obj_load_eh(o);
 	s->objs[s->nobjs++] = o;
@@ -341,6 +349,8 @@ void space_free(struct space *s)
 	for (i = 0; i < s->nimages; i++) {
 		elf_image_free(s->images[i]->img);
 		elf_image_free(s->images[i]->debug);
+		cfitab_release(&s->images[i]->cfi[0]);
+		cfitab_release(&s->images[i]->cfi[1]);
 		free(s->images[i]->path);
 		free(s->images[i]);
 	}
@@ -384,11 +394,95 @@ struct space_obj *space_find(struct space *s, uint64_t addr)
 	return r ? r->obj : NULL;
 }
 
+/* Where file i's table of kind k is read: its own 2 GiB half of a 4 GiB slot. */
+static uint64_t cfi_addr(size_t i, int k)
+{
+	return SPACE_CFI_WINDOW + ((uint64_t)i << 32) + ((uint64_t)k << 31);
+}
+
+/* The table bytes first, then (.debug_frame) the converted frame, 8-aligned. */
+static size_t cfi_frame_off(const struct cfitab *t)
+{
+	return (t->n * sizeof(*t->ent) + 7) & ~(size_t)7;
+}
+
+/* Whether img is a Go program (its linker writes a Go build ID note). */
+static int is_go(const struct elf_image *img)
+{
+	const unsigned char *p;
+	uint64_t vaddr;
+	size_t n;
+	int z;
+
+	return elf_image_section(img, ".note.go.buildid", &p, &n, &vaddr, &z) == 0 ||
+	       elf_image_section(img, ".go.buildinfo", &p, &n, &vaddr, &z) == 0;
+}
+
+int space_cfi(struct space *s, struct space_obj *o, int kind, struct space_cfi *out)
+{
+	struct image *im;
+	struct cfitab *t;
+
+	if (kind < 0 || kind > 1 || o->image_index >= s->nimages)
+		return -1;
+	im = s->images[o->image_index];
+	t = &im->cfi[kind];
+	if (im->cfi_state[kind] == 0)
+		im->cfi_state[kind] = im->img && cfitab_load(t, im->img, kind) == 0 ? 1 : -1;
+	if (im->cfi_state[kind] < 0)
+		return -1;
+	if (kind == SPACE_CFI_DEBUG_FRAME && !o->go_cfi)
+		o->go_cfi = is_go(im->img) ? 1 : -1;
+	out->start_ip = t->base + o->bias;
+	out->end_ip = t->end + o->bias;
+	out->table = cfi_addr(o->image_index, kind);
+	out->table_len = t->n;
+	if (kind == SPACE_CFI_EH_FRAME) {
+		out->segbase = t->frame_vaddr + o->bias;
+		out->load_offset = 0; /* .eh_frame's pointers are pc-relative */
+	} else {
+		out->segbase = out->table + cfi_frame_off(t);
+		out->load_offset = o->bias;
+	}
+	return 0;
+}
+
+/* Bytes of a CFI table at its synthetic address. 0 or -1. */
+static int cfi_read(struct space *s, uint64_t addr, void *out, size_t n)
+{
+	uint64_t off = addr - SPACE_CFI_WINDOW, w = off & 0x7fffffffu;
+	size_t i = (size_t)(off >> 32), tb, fo;
+	int k = (int)((off >> 31) & 1);
+	const struct cfitab *t;
+
+	if (i >= s->nimages || s->images[i]->cfi_state[k] != 1)
+		return -1;
+	t = &s->images[i]->cfi[k];
+	tb = t->n * sizeof(*t->ent);
+	fo = cfi_frame_off(t);
+	if (w <= tb && n <= tb - w) {
+		memcpy(out, (const unsigned char *)t->ent + w, n);
+		return 0;
+	}
+	if (t->frame && w >= fo && w - fo < t->frame_len) {
+		/* libunwind reads aligned words: the last one may pass the end. */
+		size_t have = t->frame_len - (w - fo) < n ? t->frame_len - (w - fo) : n;
+
+		memcpy(out, t->frame + (w - fo), have);
+		memset((unsigned char *)out + have, 0, n - have);
+		return 0;
+	}
+	return -1;
+}
+
 int space_read(struct space *s, uint64_t addr, void *out, size_t n)
 {
-	struct range *r = range_find(s, addr);
+	struct range *r;
 	const void *p;
 
+	if (addr >= SPACE_CFI_WINDOW)
+		return cfi_read(s, addr, out, n);
+	r = range_find(s, addr);
 	if (!r || !r->obj->img)
 		return -1;
 	p = elf_image_ptr(r->obj->img, addr - r->obj->bias, n);

@@ -20,6 +20,12 @@
  *  - the maps are re-read when an address falls outside every known object,
  *    at most once per SPACE_REFRESH_NS, so an unknown address cannot make
  *    every lookup re-read /proc;
+ *  - objects without .eh_frame_hdr get a search table over their bare
+ *    .eh_frame or their .debug_frame (unwind/cfitab), built once per file
+ *    on first need and kept; it is read by libunwind at a synthetic address
+ *    at or above SPACE_CFI_WINDOW, in the kernel half of x86_64, which no
+ *    target memory can occupy: space_read() answers those addresses from
+ *    the tables, each file's in its own 4 GiB slot;
  *  - not thread-safe: one thread uses a space.
  */
 #include <stddef.h>
@@ -27,6 +33,7 @@
 #include <sys/types.h>
 
 #define SPACE_REFRESH_NS 50000000ull /* 50 ms */
+#define SPACE_CFI_WINDOW 0xffff800000000000ull
 
 struct elf_image;
 
@@ -44,6 +51,24 @@ struct space_obj {
 	size_t index;           /* 0, 1, 2...: order of discovery */
 	/* .eh_frame_hdr, as runtime addresses; eh_count 0 when absent. */
 	uint64_t eh_hdr, eh_table, eh_count;
+	size_t image_index;     /* which file (the slot of its CFI tables) */
+	int go_cfi;             /* .debug_frame in use: 1 a Go binary, -1 not Go, 0 unknown */
+};
+
+/* Which CFI a search table was built from (enum cfitab_kind's values). */
+#define SPACE_CFI_EH_FRAME 0
+#define SPACE_CFI_DEBUG_FRAME 1
+
+/*
+ * A search table for libunwind's UNW_INFO_FORMAT_IP_OFFSET remote format:
+ * int32 pairs (start - start_ip, FDE address - segbase) at table.
+ */
+struct space_cfi {
+	uint64_t start_ip, end_ip; /* runtime addresses the table covers */
+	uint64_t segbase;          /* FDE offsets are relative to this */
+	uint64_t table;            /* where the table is read (synthetic) */
+	uint64_t table_len;        /* entries */
+	uint64_t load_offset;      /* what the FDEs' absolute addresses need added */
 };
 
 struct space;
@@ -60,7 +85,16 @@ int space_refresh(struct space *s);
 /* The object whose mappings cover addr, or NULL (may refresh, rate-limited). */
 struct space_obj *space_find(struct space *s, uint64_t addr);
 
-/* Copy n bytes of object memory at runtime address addr. 0 or -1. */
+/*
+ * The search table of kind SPACE_CFI_* for obj, built on first use. 0, or
+ * -1 when obj's file has no such CFI (remembered: not tried again).
+ */
+int space_cfi(struct space *s, struct space_obj *obj, int kind, struct space_cfi *out);
+
+/*
+ * Copy n bytes of object memory at runtime address addr, or of a CFI table
+ * at its synthetic address. 0 or -1.
+ */
 int space_read(struct space *s, uint64_t addr, void *out, size_t n);
 
 /*

@@ -5,7 +5,9 @@
  * signal-frame detection) from the objects' files through struct space.
  * Procedure info comes from each object's .eh_frame_hdr binary-search
  * table, handed to libunwind's dwarf_search_unwind_table as a remote table,
- * which is what libunwind's own ptrace accessors do, minus the ptrace.
+ * which is what libunwind's own ptrace accessors do, minus the ptrace; an
+ * object without one (static, Go) gets the table space builds over its
+ * .eh_frame or .debug_frame (unwind/cfitab.h).
  * libunwind's global cache keeps parsed CIEs/FDEs across samples, so the
  * steady-state cost of a frame is a table search plus a few word reads.
  */
@@ -53,6 +55,37 @@ struct walk {
 	uint64_t fp_sp, fp_pc; /* UNWIND_CAUSE_FRAME_POINTER: the frame's sp and pc */
 };
 
+/*
+ * Search obj's table of kind SPACE_CFI_* built by space (no .eh_frame_hdr:
+ * a bare .eh_frame, or .debug_frame converted). Offsets in that table are
+ * relative to its first function (UNW_INFO_FORMAT_IP_OFFSET), which keeps
+ * them in int32 whatever synthetic address the table is read at.
+ */
+static int search_cfi(struct unwinder *u, unw_addr_space_t as, unw_word_t ip,
+		      struct space_obj *o, int kind, unw_proc_info_t *pi, int need_unwind_info)
+{
+	struct space_cfi c;
+	unw_dyn_info_t di;
+
+	if (space_cfi(u->space, o, kind, &c) < 0 || ip < c.start_ip || ip >= c.end_ip)
+		return -UNW_ENOINFO;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_IP_OFFSET;
+	di.start_ip = c.start_ip;
+	di.end_ip = c.end_ip;
+	di.load_offset = c.load_offset;
+	di.u.rti.segbase = c.segbase;
+	di.u.rti.table_data = c.table;
+	di.u.rti.table_len = c.table_len;
+	return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, u);
+}
+
+/*
+ * Procedure info for ip: from its object's .eh_frame_hdr, else from a
+ * table over its bare .eh_frame; where neither has the function (Go code,
+ * whose CFI only .debug_frame holds, even in a binary whose C parts have
+ * .eh_frame), from its .debug_frame.
+ */
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			  int need_unwind_info, void *arg)
 {
@@ -66,8 +99,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		return -UNW_ENOINFO;
 	}
 	if (!o->eh_count) {
-		u->ev_noinfo = 1;
-		return -UNW_ENOINFO;
+		r = search_cfi(u, as, ip, o, SPACE_CFI_EH_FRAME, pi, need_unwind_info);
+		goto debug_frame;
 	}
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
@@ -82,6 +115,9 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		di.end_ip = (unw_word_t)-1;
 	}
 	r = _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+debug_frame:
+	if (r == -UNW_ENOINFO)
+		r = search_cfi(u, as, ip, o, SPACE_CFI_DEBUG_FRAME, pi, need_unwind_info);
 	if (r == -UNW_ENOINFO)
 		u->ev_noinfo = 1;
 	return r;
@@ -256,6 +292,51 @@ static int is_sigreturn(struct unwinder *u, unw_word_t ip)
 	return space_read(u->space, ip, b, sizeof(b)) == 0 && !memcmp(b, code, sizeof(code));
 }
 
+/*
+ * Where a stack begins although the CFI does not end it. Go's linker does
+ * not mark its outermost functions' return address undefined, so the walk
+ * would read on past them (a zero word there ends it, but nothing
+ * guarantees one). Go's own tracebacks end at these: goexit under every
+ * goroutine, mstart under a thread's g0 stack, rt0_go under the first
+ * thread's (TOPFRAME functions); mcall, systemstack and morestack, which
+ * switch a thread onto its g0 stack, are where that stack starts (the
+ * goroutine's frames, on another stack, are not followed). Names with and
+ * without Go's ".abi0" suffix; checked only in Go binaries whose
+ * .debug_frame is in use (a C program's .debug_frame ends its stacks by
+ * CFI, as .eh_frame does).
+ */
+static const char *const thread_roots[] = {
+	"runtime.goexit", "runtime.mstart",	 "runtime.rt0_go",
+	"runtime.mcall",  "runtime.systemstack", "runtime.morestack",
+};
+
+enum { GO_NONE, GO_ROOT, GO_OTHER };
+
+/*
+ * Whether pc is Go code (an object with Go's .debug_frame): GO_ROOT in one
+ * of thread_roots, else GO_OTHER; GO_NONE for other code. A Go walk that
+ * ends anywhere but at a root read a zero or garbage word where a stack
+ * switch (a signal handler on the gsignal stack, a vDSO call on g0) left
+ * no caller: it is partial.
+ */
+static int go_frame(struct unwinder *u, uint64_t pc)
+{
+	struct space_obj *o = space_find(u->space, pc);
+	const char *name;
+	size_t i, n;
+
+	if (!o || o->go_cfi <= 0)
+		return GO_NONE;
+	if (!(name = space_symbol(u->space, o, pc, NULL)))
+		return GO_OTHER;
+	for (i = 0; i < sizeof(thread_roots) / sizeof(thread_roots[0]); i++) {
+		n = strlen(thread_roots[i]);
+		if (!strncmp(name, thread_roots[i], n) && (!name[n] || !strcmp(name + n, ".abi0")))
+			return GO_ROOT;
+	}
+	return GO_OTHER;
+}
+
 static const char *const cause_names[UNWIND_NCAUSES] = {
 	[UNWIND_CAUSE_NONE] = "complete",
 	[UNWIND_CAUSE_NO_REGS] = "no registers",
@@ -299,7 +380,7 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 {
 	unw_cursor_t c;
 	unw_word_t ip = img->regs.r[DWARF_RIP], prev_sp = 0, sp;
-	int r, exact;
+	int r, exact, go;
 
 	w->flags = 0;
 	w->cause = UNWIND_CAUSE_NONE;
@@ -318,7 +399,8 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 		unw_get_reg(&c, UNW_REG_SP, &prev_sp);
 		u->ev_noobj = u->ev_noinfo = u->ev_mem = u->ev_copy = u->ev_reg = 0;
 		r = unw_step(&c);
-		if (r < 0 || ((u->ev_noinfo || u->ev_noobj) && !exact)) {
+		go = go_frame(u, pcs[w->n - 1]);
+		if ((r < 0 || ((u->ev_noinfo || u->ev_noobj) && !exact)) && go != GO_ROOT) {
 			w->cause = step_cause(u);
 			if (w->cause == UNWIND_CAUSE_FRAME_POINTER) {
 				w->fp_sp = prev_sp;
@@ -326,10 +408,15 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 			}
 			goto partial;
 		}
-		if (r == 0)
+		if (go == GO_ROOT)
+			break; /* a Go stack's outermost frame */
+		if (r == 0 || unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0) {
+			if (go == GO_OTHER) {
+				w->cause = UNWIND_CAUSE_BAD_FRAME;
+				goto partial;
+			}
 			break; /* the outermost frame */
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
+		}
 		unw_get_reg(&c, UNW_REG_SP, &sp);
 		if (w->n == max) {
 			w->flags |= UNWIND_TRUNCATED;

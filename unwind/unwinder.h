@@ -2,8 +2,8 @@
 #define CPROF_UNWINDER_H
 /*
  * unwinder — from a copied thread state (registers and stack bytes) to a
- * call stack, with libunwind's remote API and DWARF CFI (.eh_frame), so
- * that code built without frame pointers unwinds.
+ * call stack, with libunwind's remote API and DWARF CFI (.eh_frame, or
+ * .debug_frame for Go), so that code built without frame pointers unwinds.
  *
  * Invariants:
  *  - the unwinder never touches the live target: stack words come from the
@@ -17,7 +17,10 @@
  *  - the walk is bounded by the caller's maximum depth and always ends;
  *  - a stack is complete only when its last frame's CFI ends the chain
  *    (the return address undefined, as clone3, _start and runtime thread
- *    entries mark it) or the return address is zero; every other end is
+ *    entries mark it) or the return address is zero, or — Go code, whose
+ *    CFI marks no end — at one of the Go runtime's stack roots
+ *    (runtime.goexit, mstart, rt0_go, mcall, systemstack, morestack); a Go
+ *    walk that ends elsewhere is partial, as is every other end:
  *    UNWIND_PARTIAL with the cause of the step that failed, and no frame
  *    is ever guessed (libunwind's frame-pointer heuristic is refused);
  *  - a frame recovered without the registers (see UNWIND_RECOVERED) is

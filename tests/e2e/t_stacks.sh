@@ -2,11 +2,14 @@
 # Stacks are complete for -O2 code without frame pointers: through libc (a
 # qsort comparator), through a signal handler frame, 100 frames of
 # recursion, and on the main thread, each from the leaf to the thread's
-# start routine (clone3, start_thread) or to _start.
+# start routine (clone3, start_thread) or to _start. STACKS_TARGET names
+# another build of the same program (t_stacks_static.sh: static ones, where
+# libc's clone3 and qsort_r are __clone3 and __qsort_r), STACKS_DURATION
+# a longer capture (the signal handler is sampled a few times a second).
 . "$(dirname "$0")/lib.sh"
 
-start_target stacks
-"$ATTACH" -p "$TPID" -d 4s -o "$WORK/stacks.pb.gz" -q || fail "cprof-attach failed"
+start_target "${STACKS_TARGET:-stacks}"
+"$ATTACH" -p "$TPID" -d "${STACKS_DURATION:-4s}" -o "$WORK/stacks.pb.gz" -q || fail "cprof-attach failed"
 # One line per sample: "COUNT STACK", the stack root first, ';'-separated.
 "$PBDUMP" "$WORK/stacks.pb.gz" | awk '/^sample / { split($2, v, ","); s = $0; sub(/.* stack /, "", s); print v[1], s }' >"$WORK/stacks.txt"
 
@@ -24,22 +27,22 @@ incomplete() {
 }
 
 n=$(count ';cmp_slow$')
-ok=$(count '^clone3;start_thread;qsorter_main;qsort_worker;(qsort|qsort_r)(;[^;]+)*;cmp_slow$')
+ok=$(count '^(__)?clone3;start_thread;qsorter_main;qsort_worker;(__)?qsort(_r)?(;[^;]+)*;cmp_slow$')
 echo "qsort comparator: $ok of $n stacks complete"
 check "qsort comparator sampled" [ "$n" -ge 20 ]
 check "every comparator stack goes through qsort to clone3" [ "$ok" = "$n" ] ||
-	incomplete ';cmp_slow$' '^clone3;start_thread;qsorter_main;qsort_worker;(qsort|qsort_r)(;[^;]+)*;cmp_slow$'
+	incomplete ';cmp_slow$' '^(__)?clone3;start_thread;qsorter_main;qsort_worker;(__)?qsort(_r)?(;[^;]+)*;cmp_slow$'
 
 n=$(count ';handler_spin$')
-ok=$(count '^clone3;start_thread;signaller_main;signal_victim;\\[signal handler called\\];(on_usr1;)?handler_spin$')
+ok=$(count '^(__)?clone3;start_thread;signaller_main;signal_victim;\\[signal handler called\\];(on_usr1;)?handler_spin$')
 echo "signal handler: $ok of $n stacks complete"
 check "signal handler sampled" [ "$n" -ge 5 ] ||
 	{ echo "the signaller's samples:"; grep 'signal_victim' "$WORK/stacks.txt" | cut -c1-200 | sort | uniq -c | sort -rn | head -5; grep SigQ "/proc/$TPID/status"; } >&2
 check "every handler stack crosses the signal frame to clone3" [ "$ok" = "$n" ] ||
-	incomplete ';handler_spin$' '^clone3;start_thread;signaller_main;signal_victim;\\[signal handler called\\];(on_usr1;)?handler_spin$'
+	incomplete ';handler_spin$' '^(__)?clone3;start_thread;signaller_main;signal_victim;\\[signal handler called\\];(on_usr1;)?handler_spin$'
 
 n=$(count ';recurse_bottom$')
-ok=$(sed 's/^\([0-9]*\) /\1;/' "$WORK/stacks.txt" | awk -F';' '$NF == "recurse_bottom" && $2 == "clone3" &&
+ok=$(sed 's/^\([0-9]*\) /\1;/' "$WORK/stacks.txt" | awk -F';' '$NF == "recurse_bottom" && $2 ~ /^(__)?clone3$/ &&
 	$3 == "start_thread" && $4 == "recurser_main" {
 	r = 0; for (i = 5; i < NF; i++) if ($i == "recurse") r++; if (r == 100 && NF == 105) ok += $1 }
 	END { print ok + 0 }')
