@@ -125,7 +125,23 @@ static int restorer_ok(struct session *s, uint64_t addr)
  * the interrupted stack from its saved sp as region 1, with what is left
  * of the cap: the two regions together never exceed it.
  */
-static void copy_image(struct session *s, pid_t tid, uint64_t sp, struct snapshot *snap)
+/*
+ * A thread stopped at the trampoline itself (its handler has returned, the
+ * kernel's sigreturn is next) has popped the frame's return-address word:
+ * the frame starts 8 bytes below sp, outside the copy. Read it apart. 0
+ * and *f filled, or -1.
+ */
+static int popped_frame(struct session *s, uint64_t sp, uint64_t pc, struct sigframe *f)
+{
+	unsigned char b[SIGFRAME_LEN];
+
+	if (sp < 8 || !restorer_ok(s, pc) || copy_stack(s->pid, sp - 8, b, sizeof(b)) != sizeof(b))
+		return -1;
+	return sigframe_check(b, sp - 8, sizeof(b), sp - 8, f);
+}
+
+static void copy_image(struct session *s, pid_t tid, uint64_t sp, uint64_t pc,
+		       struct snapshot *snap)
 {
 	struct thread_image *img = &snap->img;
 	uint64_t frame = 0, end = 0;
@@ -149,7 +165,7 @@ static void copy_image(struct session *s, pid_t tid, uint64_t sp, struct snapsho
 	if (known)
 		return;
 	found = (frame && sigframe_check(snap->stack, sp, len, frame, &f) == 0) ||
-		sigframe_find(snap->stack, sp, len, &f) == 0;
+		sigframe_find(snap->stack, sp, len, &f) == 0 || popped_frame(s, sp, pc, &f) == 0;
 	if (!found || !restorer_ok(s, f.restorer)) {
 		if (frame)
 			hints_alt_set(s->hints, tid, 0, 0); /* not there any more */
@@ -248,7 +264,7 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 		ur.rax = (unsigned long long)-EINTR;
 	}
 	regs_from_user(&snap->img.regs, &ur);
-	copy_image(s, t->tid, ur.rsp, snap);
+	copy_image(s, t->tid, ur.rsp, ur.rip, snap);
 	return 0;
 }
 
@@ -423,7 +439,7 @@ static int read_asleep(struct session *s, struct thread *t, int have_cpu, uint64
 	snap->img.regs.r[DWARF_RSP] = sp;
 	snap->img.regs.r[DWARF_RIP] = pc;
 	snap->img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
-	copy_image(s, t->tid, sp, snap);
+	copy_image(s, t->tid, sp, pc, snap);
 	if (!still_asleep(s, t, have_cpu, cpu, nr, sp, pc)) {
 		s->stats.torn_reads++;
 		snapshot_free(snap);
