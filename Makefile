@@ -58,7 +58,7 @@ FP_TARGETS := parking
 TARGET_BIN += $(FP_TARGETS:%=$(B)/tests/targets/%-fp)
 # Static builds (no .eh_frame_hdr: unwound through cprof's own table over
 # .eh_frame), non-PIE and static-PIE.
-STATIC_TARGETS := stacks
+STATIC_TARGETS := stacks pltspin
 TARGET_BIN += $(STATIC_TARGETS:%=$(B)/tests/targets/%-static) $(STATIC_TARGETS:%=$(B)/tests/targets/%-static-pie)
 # ... and a build whose own functions have CFI only in .debug_frame
 # (-fno-asynchronous-unwind-tables -g), as some embedded and kernel-style

@@ -519,6 +519,48 @@ static int recover_frame_pointer(struct unwinder *u, const struct thread_image *
 	return -1;
 }
 
+/*
+ * A thread caught on a PLT-style stub (an indirect jump through memory)
+ * that has no CFI: a static binary's .plt for its ifuncs has none. The
+ * stub is entered by a call and touches no register but the pc, so the
+ * return address is the word at sp, and that is checked: it must follow
+ * a call, and a direct call must go to this stub. The walk then goes on
+ * from the caller and must be complete. 0 when recovered, else -1.
+ */
+static int recover_stub_leaf(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
+			     uint8_t *sig, size_t max, struct walk *w)
+{
+	struct thread_image t = *img;
+	uint64_t pc = img->regs.r[DWARF_RIP], sp = img->regs.r[DWARF_RSP], ret, target;
+	const struct stack_region *r;
+	struct walk w2;
+	int k, kind;
+
+	if (w->n != 1 || max < 2 || !(img->regs.valid & (1u << DWARF_RSP)) ||
+	    !callsite_is_stub(u->space, pc) || (k = region_of(img, sp)) < 0 ||
+	    scratch_reserve(u, max) < 0)
+		return -1;
+	r = &img->stack[k];
+	memcpy(&ret, r->bytes + (sp - r->addr), sizeof(ret));
+	kind = callsite_classify(u->space, ret, &target);
+	/* The stub's entry: at pc, or 4 bytes before it (endbr64). */
+	if (kind == CALLSITE_NONE || (kind == CALLSITE_DIRECT && target != pc && target + 4 != pc))
+		return -1;
+	t.regs.r[DWARF_RIP] = ret;
+	t.regs.r[DWARF_RSP] = sp + 8;
+	walk(u, &t, u->pcs2, u->sig2, max - 1, &w2);
+	if (w2.flags & UNWIND_PARTIAL)
+		return -1;
+	pcs[0] = pc;
+	sig[0] = 0;
+	u->pcs2[0] = ret - 1; /* a return address, like every caller's */
+	memcpy(pcs + 1, u->pcs2, w2.n * sizeof(*pcs));
+	memcpy(sig + 1, u->sig2, w2.n);
+	*w = w2;
+	w->n++;
+	return 0;
+}
+
 size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
 		       uint8_t *sig, size_t max, unsigned *flags)
 {
@@ -532,6 +574,8 @@ size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint6
 	walk(u, img, pcs, sig, max, &w);
 	if (w.cause == UNWIND_CAUSE_FRAME_POINTER)
 		recover_frame_pointer(u, img, pcs, sig, max, &w);
+	else if (w.cause == UNWIND_CAUSE_NO_INFO)
+		recover_stub_leaf(u, img, pcs, sig, max, &w);
 	*flags = w.flags | w.cause << UNWIND_CAUSE_SHIFT;
 	return w.n;
 }
