@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "shim/blocks.h"
+#include "shim/next.h"
 #include "shim/pool.h"
 #include "shim/segment.h"
 #include "shim/shim.h"
@@ -31,7 +32,6 @@ __thread struct shim_thread shim_tls __attribute__((tls_model("initial-exec")));
 int shim_state;
 uint64_t shim_rate = SAMPLE_DEFAULT_RATE;
 
-static size_t (*shim_usable_fn)(void *);
 static shim_pthread_create_fn shim_create_fn;
 
 /* dlsym(RTLD_NEXT, name) with the recursion guard held (dlsym may allocate). */
@@ -43,26 +43,6 @@ static void *shim_lookup(const char *name)
 	f = dlsym(RTLD_NEXT, name);
 	shim_tls.busy--;
 	return f;
-}
-
-/* glibc's malloc_usable_size, resolved on first use; NULL if not found. */
-static size_t (*shim_usable_resolve(void))(void *)
-{
-	size_t (*f)(void *) = __atomic_load_n(&shim_usable_fn, __ATOMIC_ACQUIRE);
-
-	if (f == NULL) {
-		f = (size_t (*)(void *))shim_lookup("malloc_usable_size");
-		if (f != NULL)
-			__atomic_store_n(&shim_usable_fn, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
-
-size_t shim_real_usable(void *p)
-{
-	size_t (*f)(void *) = shim_usable_resolve();
-
-	return p == NULL || f == NULL ? 0 : f(p);
 }
 
 shim_pthread_create_fn shim_real_pthread_create(void)
@@ -131,11 +111,11 @@ static void shim_warm_up(void)
 	sample_seed(&r, 1);
 	w = sample_weight((uint64_t)sample_interval(&r, SAMPLE_DEFAULT_RATE), SAMPLE_DEFAULT_RATE);
 	(void)w;
-	p = __libc_memalign(SHIM_PAGE, 64);
+	p = shim_next.memalign(SHIM_PAGE, 64);
 	if (p != NULL) {
 		memset(p, 0, 64);
-		(void)shim_real_usable(p);
-		__libc_free(p);
+		(void)shim_next.usable(p);
+		shim_next.free(p);
 	}
 }
 
@@ -158,7 +138,7 @@ void shim_init(void)
 		buckets = SEG_DEFAULT_BUCKETS;
 	if (buckets > SEG_MAX_BUCKETS)
 		buckets = SEG_MAX_BUCKETS;
-	if (shim_real_pthread_create() == NULL || shim_usable_resolve() == NULL)
+	if (!next_resolve() || next_kind() == NEXT_PASS || shim_real_pthread_create() == NULL)
 		goto err;
 	if (stack_object_range((const void *)shim_init, &lo, &hi) != 0)
 		goto err;

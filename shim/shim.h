@@ -17,8 +17,9 @@
  *    constructor), and READY -> OFF only in a fork child whose new segment
  *    failed. Outside READY nothing is sampled or recorded and the shim is a
  *    pass-through;
- *  - the real allocator is glibc's __libc_* entry points, bound at load
- *    time (GOT, no PLT entry, no dlsym), so it is usable from the very first
+ *  - the real allocator is whatever the program would use without the
+ *    shim (glibc's, or jemalloc's, tcmalloc's, mimalloc's...), reached
+ *    through shim_next (shim/next.h), which is usable from the very first
  *    allocation, before any constructor has run.
  */
 #include <pthread.h>
@@ -44,22 +45,6 @@ extern __thread struct shim_thread shim_tls
 	__attribute__((tls_model("initial-exec"))) SHIM_HIDDEN;
 extern int shim_state SHIM_HIDDEN;       /* SHIM_*; read with acquire */
 extern uint64_t shim_rate SHIM_HIDDEN;   /* CPROF_SAMPLE_RATE, fixed after init */
-
-/* glibc's allocator under its internal names: exported, unversioned-stable since 2.2.5. */
-void *__libc_malloc(size_t n) __attribute__((noplt));
-void __libc_free(void *p) __attribute__((noplt));
-void *__libc_calloc(size_t n, size_t size) __attribute__((noplt));
-void *__libc_realloc(void *p, size_t n) __attribute__((noplt));
-void *__libc_memalign(size_t align, size_t n) __attribute__((noplt));
-void *__libc_valloc(size_t n) __attribute__((noplt));
-void *__libc_pvalloc(size_t n) __attribute__((noplt));
-
-/*
- * glibc's malloc_usable_size (it has no __libc_ name): resolved with
- * dlsym(RTLD_NEXT) in the constructor, or on first use if that comes
- * earlier. Returns 0 for NULL.
- */
-size_t shim_real_usable(void *p) SHIM_HIDDEN;
 
 /* Runs the constructor's work now if it has not run yet (idempotent). */
 void shim_init(void) SHIM_HIDDEN;
