@@ -93,7 +93,7 @@ static int shim_due(struct shim_thread *t, uint64_t size)
 			return 0;
 	}
 	t->left = sample_interval(&t->rng, shim_rate);
-	return 1;
+	return shim_activate();
 }
 
 /*
@@ -163,6 +163,8 @@ static SHIM_COLD void *shim_alloc_sampled(size_t size, size_t align, int zero)
 		if (zero)
 			memset(p, 0, size);
 	} else {
+		if (size <= POOL_MAX_BLOCK && align <= POOL_MAX_BLOCK)
+			table_count_no_pool(); /* the pool is absent or its class full */
 		p = shim_next.memalign(align < SHIM_PAGE ? SHIM_PAGE : align, size);
 		if (p != NULL && zero && !(((const size_t *)p)[-1] & SHIM_CHUNK_MMAPPED))
 			memset(p, 0, size);

@@ -46,25 +46,43 @@ double sample_weight(uint64_t size, uint64_t rate)
 	return 1.0 / p;
 }
 
-uint64_t sample_parse_u64(const char *s, uint64_t dflt, uint64_t max)
+int sample_parse_size(const char *s, uint64_t max, uint64_t *out)
 {
-	uint64_t v = 0;
-	int digits = 0;
+	uint64_t v = 0, mult = 1;
+	int digits = 0, over = 0;
 
 	if (s == NULL)
-		return dflt;
+		return SAMPLE_PARSE_NOT_A_NUMBER;
 	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '-')
+		return s[1] >= '0' && s[1] <= '9' ? SAMPLE_PARSE_NEGATIVE : SAMPLE_PARSE_NOT_A_NUMBER;
+	if (*s == '+')
 		s++;
 	for (; *s >= '0' && *s <= '9'; s++, digits++) {
 		uint64_t d = (uint64_t)(*s - '0');
 
 		if (v > (UINT64_MAX - d) / 10)
-			return dflt;
-		v = v * 10 + d;
+			over = 1; /* too large, not garbage: read on */
+		else
+			v = v * 10 + d;
 	}
+	if (digits == 0)
+		return SAMPLE_PARSE_NOT_A_NUMBER;
+	switch (*s) {
+	case 'k': case 'K': mult = (uint64_t)1 << 10; s++; break;
+	case 'm': case 'M': mult = (uint64_t)1 << 20; s++; break;
+	case 'g': case 'G': mult = (uint64_t)1 << 30; s++; break;
+	default: break;
+	}
+	if (mult > 1 && (*s == 'b' || *s == 'B'))
+		s++;
 	while (*s == ' ' || *s == '\t' || *s == '\n')
 		s++;
-	if (digits == 0 || *s != '\0' || v > max)
-		return dflt;
-	return v;
+	if (*s != '\0')
+		return SAMPLE_PARSE_NOT_A_NUMBER;
+	if (over || v > max / mult)
+		return SAMPLE_PARSE_TOO_LARGE;
+	*out = v * mult;
+	return SAMPLE_PARSE_OK;
 }

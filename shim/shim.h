@@ -14,9 +14,13 @@
  *    the real allocator unsampled and a free skips the block table, so
  *    nothing re-enters the shim;
  *  - shim_state goes INIT -> STARTING -> READY or OFF once (in the
- *    constructor), and READY -> OFF only in a fork child whose new segment
+ *    constructor), and READY -> OFF only when activation fails (or finds
+ *    an unsupported allocator) or in a fork child whose new segment
  *    failed. Outside READY nothing is sampled or recorded and the shim is a
  *    pass-through;
+ *  - READY is armed, not active: the segment, tables and pool are made by
+ *    shim_activate() at the first sample point (or pthread_create), once;
+ *    until then nothing of them exists;
  *  - the real allocator is whatever the program would use without the
  *    shim (glibc's, or jemalloc's, tcmalloc's, mimalloc's...), reached
  *    through shim_next (shim/next.h), which is usable from the very first
@@ -48,6 +52,14 @@ extern uint64_t shim_rate SHIM_HIDDEN;   /* CPROF_SAMPLE_RATE, fixed after init 
 
 /* Runs the constructor's work now if it has not run yet (idempotent). */
 void shim_init(void) SHIM_HIDDEN;
+
+/*
+ * Creates the segment, tables and pool on first use (once; syscalls only,
+ * safe inside malloc with the guard raised). 1 when sampling is active; 0
+ * when another thread is activating right now, or when activation failed
+ * (shim_state is then SHIM_OFF).
+ */
+int shim_activate(void) SHIM_HIDDEN;
 
 /* The real pthread_create, resolved like shim_real_usable; NULL if not found. */
 typedef int (*shim_pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
