@@ -205,8 +205,8 @@ static uint64_t shim_setting(const char *name, uint64_t dflt, uint64_t max)
 	uint64_t out = dflt;
 	int rc;
 
-	if (v == NULL)
-		return dflt;
+	if (v == NULL || *v == '\0')
+		return dflt; /* unset, or set to nothing: the default, no complaint */
 	rc = sample_parse_size(v, max, &out);
 	if (rc == SAMPLE_PARSE_OK)
 		return out;
@@ -241,7 +241,8 @@ void shim_init(void)
 					 __ATOMIC_ACQUIRE))
 		return;
 	shim_tls.busy++;
-	_Static_assert(SAMPLE_PARSE_NOT_A_NUMBER == SEG_SETTING_NOT_A_NUMBER &&
+	_Static_assert(SAMPLE_DEFAULT_RATE == SEG_DEFAULT_RATE &&
+			       SAMPLE_PARSE_NOT_A_NUMBER == SEG_SETTING_NOT_A_NUMBER &&
 			       SAMPLE_PARSE_NEGATIVE == SEG_SETTING_NEGATIVE &&
 			       SAMPLE_PARSE_TOO_LARGE == SEG_SETTING_TOO_LARGE,
 		       "sample.h and segment.h agree");

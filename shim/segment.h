@@ -45,6 +45,7 @@
 #define SEG_DEFAULT_BUCKETS 32768  /* CPROF_MAX_BUCKETS overrides */
 #define SEG_MAX_BUCKETS (1u << 20)
 
+#define SEG_DEFAULT_RATE 524288    /* CPROF_SAMPLE_RATE's default */
 #define SEG_MAX_SETTINGS 4
 
 /* seg_setting.problem */
