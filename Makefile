@@ -44,6 +44,10 @@ PROG     := $(B)/cprof-attach
 SHIM_SRC := $(wildcard shim/*.c)
 SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/obj-pic/%.o)
 SHIM     := $(B)/libcprof.so
+# The unwinder linked in and kept private (no libgcc_s.so to load at every
+# process start), and no libm: together they were most of the shim's
+# start-up cost.
+SHIM_LIBGCC := -static-libgcc -Wl,--exclude-libs,ALL
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 
@@ -90,7 +94,7 @@ $(B)/obj-pic/%.o: %.c
 	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(SHIM): $(SHIM_OBJ)
-	$(CC) $(CFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl -lgcc_s -lm -pthread
+	$(CC) $(CFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl $(SHIM_LIBGCC) -pthread
 
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)

@@ -8,7 +8,8 @@
  *
  * Invariants:
  *  - nothing here allocates, locks, touches errno-visible state or calls
- *    anything but libm's log() and expm1(); it is safe inside malloc;
+ *    anything outside this module (not even libm); it is safe inside
+ *    malloc;
  *  - the sampling counter ("left") is the number of bytes that may still be
  *    allocated before the next sample point: an allocation of size s is
  *    sampled iff s >= left (sample_take). After a sample the interval is
@@ -42,7 +43,7 @@ static inline uint64_t sample_next_u64(struct sample_rng *r)
 
 /*
  * Bytes until the next sample point: floor(X) + 1 with X ~ Exp(mean rate),
- * capped at 2^62; UINT64_MAX for rate 0 and 0 for rate 1. Costs one log().
+ * capped at 2^62; UINT64_MAX for rate 0 and 0 for rate 1. Costs one logarithm.
  */
 uint64_t sample_interval(struct sample_rng *r, uint64_t rate);
 
