@@ -60,6 +60,13 @@ TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=$(B)/tests/targets/%)
 # Fedora and Ubuntu packages): every function's CFA is rbp-based.
 FP_TARGETS := parking
 TARGET_BIN += $(FP_TARGETS:%=$(B)/tests/targets/%-fp)
+# heapload linked against other allocators, and a plugin that brings
+# jemalloc, where their Debian -dev packages are installed (scripts/install-deps).
+ALLOCATORS := $(foreach a,jemalloc tcmalloc mimalloc,$(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(a).so),$(a)))
+TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/heapload-%) \
+	$(if $(filter jemalloc,$(ALLOCATORS)),$(B)/tests/targets/libheapplugin.so $(B)/tests/targets/mallocext-jemalloc)
+TARGET_SRC := $(filter-out tests/targets/heapplugin.c,$(TARGET_SRC))
+TARGET_BIN := $(filter-out $(B)/tests/targets/heapplugin,$(TARGET_BIN))
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
@@ -122,6 +129,18 @@ $(B)/tests/tools/%: $(B)/obj/tests/tools/%.o $(B)/libcprof-core.a
 $(B)/tests/targets/%-fp: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -o $@ $< -lm
+
+$(B)/tests/targets/heapload-%: tests/targets/heapload.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -Wl,--no-as-needed -l$* -Wl,--as-needed -lm
+
+$(B)/tests/targets/mallocext-%: tests/targets/mallocext.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -Wl,--no-as-needed -l$* -Wl,--as-needed -lm
+
+$(B)/tests/targets/libheapplugin.so: tests/targets/heapplugin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -fPIC -shared -o $@ $< -ljemalloc
 
 $(B)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)

@@ -287,6 +287,12 @@ int capture_segment(const struct options *o, const struct target *t, struct prof
 		code = EXIT_ATTACH;
 		goto err;
 	}
+	if (a.h.allocator[0] && !o->quiet) {
+		char alloc_text[sizeof(a.h.allocator)];
+
+		note("libcprof.so in %d samples on top of %s", (int)t->pid,
+		     printable(a.h.allocator, alloc_text, sizeof(alloc_text)));
+	}
 	if (a.h.inherited && !o->quiet)
 		note("%d (%s) inherited %llu stacks of live samples from %u at fork", (int)t->pid,
 		     t->comm, (unsigned long long)a.h.inherited, a.h.parent_pid);

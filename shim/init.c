@@ -159,7 +159,8 @@ int shim_activate(void)
 	shim_tls.busy++;
 	if (!next_resolve())
 		goto err;
-	snprintf(shim_info.allocator, sizeof(shim_info.allocator), "%s", next_object());
+	snprintf(shim_info.allocator, sizeof(shim_info.allocator), "%s",
+		 strrchr(next_object(), '/') ? strrchr(next_object(), '/') + 1 : next_object());
 	if (next_kind() == NEXT_PASS) {
 		/* A segment that only says why, so that cprof-attach can tell. */
 		shim_info.state = SEG_STATE_OFF;
