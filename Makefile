@@ -64,7 +64,8 @@ TARGET_BIN += $(FP_TARGETS:%=$(B)/tests/targets/%-fp)
 # jemalloc, where their Debian -dev packages are installed (scripts/install-deps).
 ALLOCATORS := $(foreach a,jemalloc tcmalloc mimalloc,$(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(a).so),$(a)))
 TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/heapload-%) \
-	$(if $(filter jemalloc,$(ALLOCATORS)),$(B)/tests/targets/libheapplugin.so $(B)/tests/targets/mallocext-jemalloc)
+	$(if $(filter jemalloc,$(ALLOCATORS)),$(B)/tests/targets/libheapplugin.so $(B)/tests/targets/mallocext-jemalloc \
+		$(B)/tests/targets/heapload-static-jemalloc)
 TARGET_SRC := $(filter-out tests/targets/heapplugin.c,$(TARGET_SRC))
 TARGET_BIN := $(filter-out $(B)/tests/targets/heapplugin,$(TARGET_BIN))
 TOOL_SRC := $(wildcard tests/tools/*.c)
@@ -129,6 +130,11 @@ $(B)/tests/tools/%: $(B)/obj/tests/tools/%.o $(B)/libcprof-core.a
 $(B)/tests/targets/%-fp: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -fno-omit-frame-pointer -o $@ $< -lm
+
+# jemalloc linked into the program itself: its malloc comes ahead of the shim's.
+$(B)/tests/targets/heapload-static-jemalloc: tests/targets/heapload.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -Wl,-Bstatic -ljemalloc -Wl,-Bdynamic -lm
 
 $(B)/tests/targets/heapload-%: tests/targets/heapload.c
 	@mkdir -p $(dir $@)

@@ -259,8 +259,12 @@ void shim_init(void)
 	}
 	__atomic_store_n(&shim_state, SHIM_READY, __ATOMIC_RELEASE);
 	shim_tls.busy--;
-	/* Something to report: a segment now, so that cprof-attach can say it. */
-	if (shim_info.nsettings > 0)
+	/*
+	 * Something to report: a segment now, so that cprof-attach can say it.
+	 * So too when the program's malloc binds ahead of ours (one compare:
+	 * the GOT's malloc against our own), as no sample would ever come.
+	 */
+	if (shim_info.nsettings > 0 || (void *)malloc != (void *)shim_own_malloc)
 		(void)shim_activate();
 }
 

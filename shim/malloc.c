@@ -330,6 +330,9 @@ SHIM_EXPORT void *malloc(size_t n)
 	return shim_malloc(n);
 }
 
+/* Our own malloc, whoever the dynamic linker binds "malloc" to. */
+extern __typeof(malloc) shim_own_malloc __attribute__((alias("malloc"), copy(malloc))) SHIM_HIDDEN;
+
 SHIM_EXPORT void free(void *p)
 {
 	shim_free(p);

@@ -50,6 +50,12 @@ extern __thread struct shim_thread shim_tls
 extern int shim_state SHIM_HIDDEN;       /* SHIM_*; read with acquire */
 extern uint64_t shim_rate SHIM_HIDDEN;   /* CPROF_SAMPLE_RATE, fixed after init */
 
+/*
+ * The shim's own malloc (a hidden alias): when "malloc" binds elsewhere,
+ * the program's own allocator comes ahead of the shim.
+ */
+void *shim_own_malloc(size_t n) SHIM_HIDDEN;
+
 /* Runs the constructor's work now if it has not run yet (idempotent). */
 void shim_init(void) SHIM_HIDDEN;
 
