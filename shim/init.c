@@ -103,6 +103,7 @@ static void shim_fork_child(void)
 {
 	pool_reset_lock();
 	blocks_reset_lock();
+	table_reset_lock(); /* also when inactive: prepare took it all the same */
 	if (__atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 2 && table_restart() != 0) {
 		table_fini();
 		blocks_fini();

@@ -424,3 +424,8 @@ void table_unlock(void)
 {
 	lock_give(&table_mutex);
 }
+
+void table_reset_lock(void)
+{
+	table_mutex = 0;
+}

@@ -87,4 +87,7 @@ const struct seg_header *table_segment(void);
 void table_lock(void);
 void table_unlock(void);
 
+/* In a fork child, whether or not the table exists: the lock free again. */
+void table_reset_lock(void);
+
 #endif

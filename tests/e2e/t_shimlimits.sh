@@ -75,6 +75,13 @@ for v in 64k 64K 64KB; do
 	wait "$TPID" 2>/dev/null
 done
 
+# Forks of forks before the shim is active (a shell's subshells): every
+# child must find the shim's locks free.
+LD_PRELOAD=$SHIM timeout 20 bash -c 'for i in 1 2 3; do x=$( ( y=$( (echo a) ); echo "$y" ) ); done; [ "$x" = a ]'
+check "nested forks of an inactive shim finish (a shell's subshells)" [ $? = 0 ]
+LD_PRELOAD=$SHIM CPROF_SAMPLE_RATE=1 timeout 20 bash -c 'for i in 1 2 3; do x=$( ( y=$( (echo a) ); echo "$y" ) ); done; [ "$x" = a ]'
+check "nested forks of an active shim finish" [ $? = 0 ]
+
 # A program that brings its own malloc ahead of the shim's.
 if [ -x "$TARGETS/heapload-static-jemalloc" ]; then
 	start_env LD_PRELOAD="$SHIM" -- heapload-static-jemalloc
