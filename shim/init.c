@@ -14,6 +14,7 @@
  */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +72,21 @@ static uint64_t shim_buckets = SEG_DEFAULT_BUCKETS;
 static struct seg_header shim_info; /* settings, allocator, state: for table_set_info */
 
 /*
- * Before fork: hold the leaf locks so that the child never inherits one
- * held by a thread that does not exist there, and raise the guard so that
+ * Before fork: let another thread finish resolving the allocator or
+ * activating the shim, hold the leaf locks so that the child never
+ * inherits one held by a thread that does not exist there, and raise the
+ * guard so that
  * the fork handlers that run after this one allocate unsampled (they would
  * otherwise wait for the locks held here).
  */
 static void shim_fork_prepare(void)
 {
+	unsigned i;
+
+	/* A resolution or activation under way elsewhere would never end in the child. */
+	next_wait();
+	for (i = 0; i < 10000 && __atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 1; i++)
+		sched_yield();
 	shim_tls.busy++;
 	table_lock();
 	blocks_lock();
@@ -104,6 +113,11 @@ static void shim_fork_child(void)
 	pool_reset_lock();
 	blocks_reset_lock();
 	table_reset_lock(); /* also when inactive: prepare took it all the same */
+	if (__atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 1) {
+		/* Half made by a thread that is not here (prepare waited in vain): off. */
+		__atomic_store_n(&shim_active, 3, __ATOMIC_RELEASE);
+		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
+	}
 	if (__atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 2 && table_restart() != 0) {
 		table_fini();
 		blocks_fini();

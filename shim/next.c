@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -337,6 +338,14 @@ int next_resolve(void)
 	shim_tls.busy--;
 	__atomic_store_n(&next_state, 2, __ATOMIC_RELEASE);
 	return 1;
+}
+
+void next_wait(void)
+{
+	unsigned i;
+
+	for (i = 0; i < 10000 && __atomic_load_n(&next_state, __ATOMIC_ACQUIRE) == 1; i++)
+		sched_yield();
 }
 
 int next_kind(void)

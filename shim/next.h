@@ -59,6 +59,12 @@ enum {
  */
 int next_resolve(void) SHIM_HIDDEN;
 
+/*
+ * Waits (yielding, bounded) while another thread resolves: before fork,
+ * so that no child inherits a resolution that never ends.
+ */
+void next_wait(void) SHIM_HIDDEN;
+
 /* NEXT_* (acquire). */
 int next_kind(void) SHIM_HIDDEN;
 
