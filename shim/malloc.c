@@ -2,15 +2,17 @@
  * malloc.c — the interposed allocation functions. Each one is a short fast
  * path (a compare-and-subtract on this thread's sampling counter in
  * initial-exec TLS, then a tail call into the real allocator's function
- * through shim_next, shim/next.h: 7 instructions for malloc) and an out-of-line slow path taken
- * about once per CPROF_SAMPLE_RATE bytes. A sampled block of up to 64 KiB
- * comes from the shim's pool (shim/pool.h) and carries its own record; a
- * larger one comes from glibc's memalign, 4096-aligned, and is entered in
- * the block table. So free() asks one question of every pointer, "in the
- * pool, or page-aligned?" (a range check and a bit test: 6 instructions
- * and a tail call), and looks further only for those (~1 in 256 small
- * glibc blocks are page-aligned; glibc's mmap'd chunks, at page + 16,
- * never are). A sampled allocation costs a stack walk (~15 instructions a
+ * through shim_next, shim/next.h: 7 instructions for malloc) and an
+ * out-of-line slow path taken about once per CPROF_SAMPLE_RATE bytes. On
+ * glibc, a sampled block of up to 64 KiB comes from the shim's pool
+ * (shim/pool.h) and carries its own record; a larger one comes from
+ * glibc's memalign, 4096-aligned, and is entered in the block table. On
+ * any other allocator every sampled block comes from its own memalign,
+ * 4096-aligned, into the block table. So free() asks one question of
+ * every pointer, "in the pool, or page-aligned?" (a range check and a bit
+ * test: 6 instructions and a tail call), and looks further only for those
+ * (~1 in 256 small glibc blocks are page-aligned; glibc's mmap'd chunks,
+ * at page + 16, never are; the bootstrap arena's blocks are). A sampled allocation costs a stack walk (~15 instructions a
  * cached frame), a bucket lookup and a record: ~1 us with its cache misses.
  */
 #include <errno.h>
