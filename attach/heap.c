@@ -252,8 +252,9 @@ int capture_segment(const struct options *o, const struct target *t, struct prof
 	if (r == 2) {
 		/* Loaded, armed, nothing sampled yet: an empty profile says so truthfully. */
 		if (!o->quiet)
-			note("%d (%s) has libcprof.so but has not allocated enough to take its first "
-			     "sample yet; the profile is empty", (int)t->pid, t->comm);
+			note("%d (%s) has libcprof.so but no profile table yet: it makes one at its "
+			     "first sample (or could not); the profile is empty",
+			     (int)t->pid, t->comm);
 		prof = profile_new();
 		if (!prof || kind_setup(o->kind, prof, o->kind->values == VALUES_THREADS ?
 						       1 : SEG_DEFAULT_RATE) < 0) {

@@ -171,8 +171,21 @@ static SHIM_COLD void *shim_alloc_sampled(size_t size, size_t align, int zero)
 		if (p != NULL && zero && !(((const size_t *)p)[-1] & SHIM_CHUNK_MMAPPED))
 			memset(p, 0, size);
 	}
-	if (p != NULL)
+	if (p != NULL) {
 		shim_record(p, size);
+	} else {
+		/*
+		 * The sampled form (page-aligned) did not fit, under a tight limit
+		 * say: the plain request may still. Never the reason it fails.
+		 */
+		table_count_dropped();
+		if (zero)
+			p = shim_next.calloc(1, size);
+		else if (align <= SHIM_MIN_ALIGN)
+			p = shim_next.malloc(size);
+		else
+			p = shim_next.memalign(align, size);
+	}
 	shim_tls.busy--;
 	return p;
 }
