@@ -184,7 +184,7 @@ int shim_activate(void)
 		(void)table_init(shim_rate, 1);
 		goto err;
 	}
-	if (next_kind() == NEXT_GLIBC && (!shim_pool_allowed() || pool_init() != 0))
+	if (next_kind() == NEXT_GLIBC && shim_rate != 0 && (!shim_pool_allowed() || pool_init() != 0))
 		shim_info.flags |= SEG_FLAG_NO_POOL; /* sampled blocks come from glibc's memalign */
 	table_set_info(&shim_info);
 	if (stack_object_range((const void *)shim_activate, &lo, &hi) != 0)
@@ -275,11 +275,12 @@ void shim_init(void)
 	__atomic_store_n(&shim_state, SHIM_READY, __ATOMIC_RELEASE);
 	shim_tls.busy--;
 	/*
-	 * Something to report: a segment now, so that cprof-attach can say it.
-	 * So too when the program's malloc binds ahead of ours (one compare:
+	 * Something to report: a segment now, so that cprof-attach can say it
+	 * (a rejected setting, sampling off). So too when the program's malloc
+	 * binds ahead of ours (one compare:
 	 * the GOT's malloc against our own), as no sample would ever come.
 	 */
-	if (shim_info.nsettings > 0 || (void *)malloc != (void *)shim_own_malloc)
+	if (shim_info.nsettings > 0 || shim_rate == 0 || (void *)malloc != (void *)shim_own_malloc)
 		(void)shim_activate();
 }
 
