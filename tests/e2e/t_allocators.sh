@@ -70,7 +70,9 @@ fi
 
 # Debian's redis-server, which links jemalloc.
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+	# A port nobody answers on, from 6390 up; and the server that answers must be ours.
 	port=6390
+	while redis-cli -p $port ping >/dev/null 2>&1 && [ $port -lt 6399 ]; do port=$((port + 1)); done
 	LD_PRELOAD=$SHIM redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no \
 		--daemonize no >"$WORK/redis.out" 2>&1 &
 	rp=$!
@@ -79,10 +81,12 @@ if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; 
 		redis-cli -p $port ping >/dev/null 2>&1 && break
 		sleep 0.05
 	done
-	check "redis-server starts under the shim" sh -c "redis-cli -p $port ping >/dev/null"
+	check "redis-server starts under the shim (pid $rp, port $port)" sh -c "
+		redis-cli -p $port info server | tr -d '\r' | grep -qx 'process_id:$rp'" || tail -5 "$WORK/redis.out" >&2
 	redis-benchmark -p $port -n 20000 -q -t set,get,lpush,sadd -d 1000 >"$WORK/bench.out" 2>&1
 	check "redis-benchmark completes ($(tr '\r' '\n' <"$WORK/bench.out" | grep -c 'requests per second') tests)" \
-		[ "$(tr '\r' '\n' <"$WORK/bench.out" | grep -c 'requests per second')" = 4 ]
+		[ "$(tr '\r' '\n' <"$WORK/bench.out" | grep -c 'requests per second')" = 4 ] ||
+		{ tail -5 "$WORK/redis.out" "$WORK/bench.out" >&2; }
 	profile "$rp" redis
 	check "redis: the heap profile has zmalloc's stacks" grep -Eq 'z(malloc|calloc|realloc)' <(go tool pprof -top -symbolize=none "$WORK/redis.pb.gz" 2>/dev/null)
 	check "redis-server still running" kill -0 "$rp"
