@@ -89,7 +89,7 @@ static void shim_fork_prepare(void)
 	for (i = 0; i < 10000 && __atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 1; i++)
 		sched_yield();
 	shim_tls.busy++;
-	table_lock();
+	table_fork_prepare();
 	blocks_lock();
 	pool_lock();
 }
@@ -98,7 +98,7 @@ static void shim_fork_parent(void)
 {
 	pool_unlock();
 	blocks_unlock();
-	table_unlock();
+	table_fork_parent();
 	shim_tls.busy--;
 }
 

@@ -12,10 +12,13 @@
  *    cprof-attach reads it with process_vm_readv, so only a user allowed
  *    to ptrace the target can read it; nothing is ever written to a file;
  *  - the header is written once, before the segment is published, except
- *    bucket_count, dropped, threads_created and no_pool, which only grow;
+ *    bucket_count, dropped, threads_created, no_pool, fork_started and
+ *    fork_copied, which only grow;
  *  - a fork child's segment starts with the parent's buckets, same order,
  *    each reduced to its live blocks (alloc = parent's alloc - free, free
- *    0; thread buckets empty); inherited says how many;
+ *    0; thread buckets empty) as they were at the fork: the parent changes
+ *    no counter after a fork until the child has set fork_copied (or a
+ *    bound of 10 ms has passed); inherited says how many;
  *  - strings (settings[].name and .value, note, allocator) are
  *    NUL-terminated within their arrays when written by the shim, but a
  *    reader must not rely on it;
@@ -98,6 +101,8 @@ struct seg_header {
 	uint32_t parent_pid;          /* whose they were */
 	uint32_t reserved0;
 	uint64_t no_pool;             /* sampled blocks given by the real allocator instead of the pool (atomic) */
+	uint64_t fork_started;        /* forks begun by this process (its fork handlers only) */
+	uint64_t fork_copied;         /* the highest of them whose child has copied the buckets */
 	struct seg_setting settings[SEG_MAX_SETTINGS];
 	char allocator[64];           /* the real allocator's object, e.g. "libjemalloc.so.2" */
 	char note[160];               /* SEG_STATE_OFF: why, one line */

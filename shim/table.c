@@ -12,6 +12,7 @@
 #include "shim/table.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,6 +32,8 @@ static uint32_t table_mask;
 static uint64_t table_rate;
 static int table_mutex;
 static uint64_t table_fork_count;       /* bucket_count when table_lock() took the lock */
+static uint64_t table_fork_gen;         /* this fork's number: header.fork_started */
+static uint64_t table_wait_gen;         /* parent: no counter changes before fork_copied reaches it */
 static struct seg_header table_info;    /* what table_set_info() gave */
 
 static size_t table_round(size_t n, size_t to)
@@ -202,6 +205,42 @@ static void table_inherit_bucket(struct seg_bucket *d, const struct seg_bucket *
 	d->alloc_bytes = c.alloc_bytes > c.free_bytes ? c.alloc_bytes - c.free_bytes : 0;
 }
 
+/* In the child: tells the parent (through the shared old segment) that this fork's copy is done. */
+static void table_signal_copied(struct seg_header *old)
+{
+	uint64_t v = __atomic_load_n(&old->fork_copied, __ATOMIC_RELAXED);
+
+	while (v < table_fork_gen && !__atomic_compare_exchange_n(&old->fork_copied, &v, table_fork_gen,
+								  1, __ATOMIC_RELEASE,
+								  __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * In the parent, before the first counter change after a fork: waits
+ * (yielding) until the child has copied the buckets, so that its copy
+ * is the state at the fork; gives up after 10 ms (a stopped or dead
+ * child must not stall the parent).
+ */
+static void table_wait_child(struct seg_header *hd)
+{
+	uint64_t gen = __atomic_load_n(&table_wait_gen, __ATOMIC_ACQUIRE), start = 0, now;
+	struct timespec ts;
+
+	while (gen != 0 && __atomic_load_n(&hd->fork_copied, __ATOMIC_ACQUIRE) < gen) {
+		if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+			break;
+		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		if (start == 0)
+			start = now;
+		else if (now - start > 10000000u)
+			break;
+		sched_yield();
+	}
+	/* Only this fork's wait ends here; a later fork's is not cleared. */
+	__atomic_compare_exchange_n(&table_wait_gen, &gen, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 int table_restart(void)
 {
 	struct seg_header *old = table_seg, *h;
@@ -210,11 +249,13 @@ int table_restart(void)
 	uint64_t i, n = table_fork_count;
 
 	table_mutex = 0;
+	table_wait_gen = 0; /* the child waits for no one */
 	if (old == NULL)
 		return -1;
 	table_seg = NULL;
 	h = table_new_segment(table_rate, table_cap, &bytes);
 	if (h == NULL) {
+		table_signal_copied(old);
 		munmap(old, old_bytes);
 		munmap(table_index, table_index_bytes);
 		table_index = NULL;
@@ -231,6 +272,7 @@ int table_restart(void)
 	h->parent_pid = old->pid;
 	h->dropped = 0;
 	table_publish(h, bytes);
+	table_signal_copied(old);
 	munmap(old, old_bytes);
 	return 0;
 }
@@ -345,6 +387,8 @@ void table_add(int32_t b, int is_free, uint64_t size, double w)
 
 	if (hd == NULL || b < 0 || (uint64_t)b >= __atomic_load_n(&hd->bucket_count, __ATOMIC_ACQUIRE))
 		return;
+	if (__builtin_expect(__atomic_load_n(&table_wait_gen, __ATOMIC_RELAXED) != 0, 0))
+		table_wait_child(hd);
 	k = &table_buckets[b];
 	for (;;) {
 		s = __atomic_load_n(&k->seq, __ATOMIC_RELAXED);
@@ -423,6 +467,20 @@ void table_lock(void)
 void table_unlock(void)
 {
 	lock_give(&table_mutex);
+}
+
+void table_fork_prepare(void)
+{
+	table_lock();
+	if (table_seg != NULL)
+		table_fork_gen = __atomic_add_fetch(&table_seg->fork_started, 1, __ATOMIC_RELAXED);
+}
+
+void table_fork_parent(void)
+{
+	if (table_seg != NULL)
+		__atomic_store_n(&table_wait_gen, table_fork_gen, __ATOMIC_RELEASE);
+	table_unlock();
 }
 
 void table_reset_lock(void)

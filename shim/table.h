@@ -90,4 +90,13 @@ void table_unlock(void);
 /* In a fork child, whether or not the table exists: the lock free again. */
 void table_reset_lock(void);
 
+/*
+ * The fork handlers' halves: prepare takes the lock, notes the bucket
+ * count and numbers the fork (header.fork_started); parent releases the
+ * lock and makes the next counter change wait for the child's copy
+ * (header.fork_copied, set by table_restart in the child; 10 ms at most).
+ */
+void table_fork_prepare(void);
+void table_fork_parent(void);
+
 #endif

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -165,6 +166,50 @@ static void test_restart(void **state)
 	table_set_info(&info);
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * After a fork the parent changes no counter until the child has copied
+ * the buckets (fork_copied), and waits 10 ms at most for a child that
+ * never does; once.
+ */
+static void test_fork_wait(void **state)
+{
+	const struct seg_header *h;
+	uint64_t f[1] = { 0x401000 };
+	double t0, waited;
+
+	(void)state;
+	assert_int_equal(table_init(1000, 8), 0);
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f, 1), 0);
+	table_fork_prepare();
+	table_fork_parent();
+	h = table_segment();
+	assert_int_equal(h->fork_started, 1);
+	assert_int_equal(h->fork_copied, 0);
+	t0 = mono_s();
+	table_add(0, 0, 1, 1.0);
+	waited = mono_s() - t0;
+	assert_true(waited >= 0.009 && waited < 1.0);
+	t0 = mono_s();
+	table_add(0, 0, 1, 1.0);
+	assert_true(mono_s() - t0 < 0.005); /* once only */
+	/* A child that copied: no wait at all. */
+	table_fork_prepare();
+	table_fork_parent();
+	((struct seg_header *)h)->fork_copied = 2;
+	t0 = mono_s();
+	table_add(0, 0, 1, 1.0);
+	assert_true(mono_s() - t0 < 0.005);
+	table_fini();
+}
+
 #define WRITES 200000
 static volatile int reader_stop;
 static uint64_t reader_whole, reader_torn_accepted;
@@ -235,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_fork_wait),
 		cmocka_unit_test(test_seqlock),
 	};
 
