@@ -44,6 +44,10 @@ PROG     := $(B)/cprof-attach
 SHIM_SRC := $(wildcard shim/*.c)
 SHIM_OBJ := $(SHIM_SRC:%.c=$(B)/obj-pic/%.o)
 SHIM     := $(B)/libcprof.so
+# The unwinder linked in and kept private (no libgcc_s.so to load at every
+# process start), and no libm: together they were most of the shim's
+# start-up cost.
+SHIM_LIBGCC := -static-libgcc -Wl,--exclude-libs,ALL
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 
@@ -71,6 +75,14 @@ GO_TARGETS := $(patsubst tests/targets/%/main.go,%,$(wildcard tests/targets/*/ma
 ifneq ($(GO),)
 TARGET_BIN += $(GO_TARGETS:%=$(B)/tests/targets/%)
 endif
+# heapload linked against other allocators, and a plugin that brings
+# jemalloc, where their Debian -dev packages are installed (scripts/install-deps).
+ALLOCATORS := $(foreach a,jemalloc tcmalloc mimalloc,$(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(a).so),$(a)))
+TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/heapload-%) \
+	$(if $(filter jemalloc,$(ALLOCATORS)),$(B)/tests/targets/libheapplugin.so $(B)/tests/targets/mallocext-jemalloc \
+		$(B)/tests/targets/heapload-static-jemalloc)
+TARGET_SRC := $(filter-out tests/targets/heapplugin.c,$(TARGET_SRC))
+TARGET_BIN := $(filter-out $(B)/tests/targets/heapplugin,$(TARGET_BIN))
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
@@ -105,7 +117,7 @@ $(B)/obj-pic/%.o: %.c
 	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(SHIM): $(SHIM_OBJ)
-	$(CC) $(CFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl -lgcc_s -lm -pthread
+	$(CC) $(CFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl $(SHIM_LIBGCC) -pthread
 
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
@@ -149,6 +161,22 @@ $(B)/tests/targets/%-debugframe: tests/targets/%.c
 $(B)/tests/targets/%: tests/targets/%/main.go
 	@mkdir -p $(dir $@)
 	cd tests/targets/$* && GOCACHE=$(CURDIR)/$(B)/go-cache $(GO) build -o $(CURDIR)/$@ main.go
+# jemalloc linked into the program itself: its malloc comes ahead of the shim's.
+$(B)/tests/targets/heapload-static-jemalloc: tests/targets/heapload.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -Wl,-Bstatic -ljemalloc -Wl,-Bdynamic -lm
+
+$(B)/tests/targets/heapload-%: tests/targets/heapload.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -Wl,--no-as-needed -l$* -Wl,--as-needed -lm
+
+$(B)/tests/targets/mallocext-%: tests/targets/mallocext.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -Wl,--no-as-needed -l$* -Wl,--as-needed -lm
+
+$(B)/tests/targets/libheapplugin.so: tests/targets/heapplugin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -fPIC -shared -o $@ $< -ljemalloc
 
 $(B)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)

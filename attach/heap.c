@@ -113,6 +113,43 @@ static int wait_window(const struct target *t, uint64_t ns, int *sig)
 	return r;
 }
 
+/* Copies s into out (cap bytes) with anything unprintable as '?': it comes from the target. */
+static const char *printable(const char *s, char *out, size_t cap)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < cap; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	out[i] = 0;
+	return out;
+}
+
+/*
+ * What the shim recorded about itself, one line each: the settings it
+ * rejected (the default is in force), and sampled blocks its pool could
+ * not hold.
+ */
+static void report_shim(const struct target *t, const struct seg_header *h)
+{
+	static const char *const problem[] = { "invalid", "not a number", "negative", "too large" };
+	char name[64], value[64];
+	uint32_t i;
+
+	for (i = 0; i < h->nsettings && i < SEG_MAX_SETTINGS; i++) {
+		const struct seg_setting *s = &h->settings[i];
+		int rate = strcmp(s->name, "CPROF_SAMPLE_RATE") == 0;
+
+		warning("%s=%s in %d is %s; %s %llu%s", printable(s->name, name, sizeof(name)),
+			printable(s->value, value, sizeof(value)), (int)t->pid,
+			problem[s->problem < 4 ? s->problem : 0], rate ? "sampling at" : "using",
+			(unsigned long long)s->used, rate ? "" : " instead");
+	}
+	if ((h->flags & SEG_FLAG_NO_POOL) && h->no_pool)
+		warning("libcprof.so in %d has no pool (an address-space limit or strict overcommit): "
+			"%llu sampled blocks cost their full page-aligned size in the program's heap",
+			(int)t->pid, (unsigned long long)h->no_pool);
+}
+
 static int64_t round_est(double v)
 {
 	if (!(v > -9e18 && v < 9e18))
@@ -212,6 +249,24 @@ int capture_segment(const struct options *o, const struct target *t, struct prof
 		error("cannot attach to %d (%s): the process exited", (int)t->pid, t->comm);
 		return EXIT_ATTACH;
 	}
+	if (r == 2) {
+		/* Loaded, armed, nothing sampled yet: an empty profile says so truthfully. */
+		if (!o->quiet)
+			note("%d (%s) has libcprof.so but no profile table yet: it makes one at its "
+			     "first sample (or could not); the profile is empty",
+			     (int)t->pid, t->comm);
+		prof = profile_new();
+		if (!prof || kind_setup(o->kind, prof, o->kind->values == VALUES_THREADS ?
+						       1 : SEG_DEFAULT_RATE) < 0) {
+			error("out of memory");
+			profile_free(prof);
+			return EXIT_INTERNAL;
+		}
+		rep->start_real_ns = clock_real_ns();
+		profile_set_time(prof, (int64_t)rep->start_real_ns, 0);
+		*out = prof;
+		return EXIT_OK;
+	}
 	if (r == 0) {
 		shim_path(shim, sizeof(shim));
 		error("cannot profile the %s of %d (%s): libcprof.so is not loaded in it; start it "
@@ -223,6 +278,25 @@ int capture_segment(const struct options *o, const struct target *t, struct prof
 	t0 = clock_mono_ns();
 	if ((code = copy_segment(t, addr, len, &a)) != EXIT_OK)
 		goto err;
+	report_shim(t, &a.h);
+	if (a.h.state == SEG_STATE_OFF) {
+		char note_text[sizeof(a.h.note)];
+
+		error("cannot profile the %s of %d (%s): libcprof.so stays out of the way in it: %s",
+		      o->kind->name, (int)t->pid, t->comm,
+		      printable(a.h.note, note_text, sizeof(note_text)));
+		code = EXIT_ATTACH;
+		goto err;
+	}
+	if (a.h.allocator[0] && !o->quiet) {
+		char alloc_text[sizeof(a.h.allocator)];
+
+		note("libcprof.so in %d samples on top of %s", (int)t->pid,
+		     printable(a.h.allocator, alloc_text, sizeof(alloc_text)));
+	}
+	if (a.h.inherited && !o->quiet)
+		note("%d (%s) inherited %llu stacks of live samples from %u at fork", (int)t->pid,
+		     t->comm, (unsigned long long)a.h.inherited, a.h.parent_pid);
 	if (o->duration_given) {
 		if (!o->quiet)
 			note("profiling %d (%s): %s allocated during the next %.3gs", (int)t->pid,

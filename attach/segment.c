@@ -26,9 +26,9 @@ int segment_read_process(void *ctx, uint64_t addr, void *buf, size_t n)
 
 int segment_find(pid_t pid, uint64_t *addr, uint64_t *len)
 {
-	static const char name[] = "/memfd:" SEG_NAME;
+	static const char name[] = "/memfd:" SEG_NAME, lib[] = "/libcprof.so";
 	struct maps m;
-	size_t i;
+	size_t i, n;
 	int found = 0;
 
 	maps_init(&m);
@@ -37,6 +37,9 @@ int segment_find(pid_t pid, uint64_t *addr, uint64_t *len)
 	for (i = 0; i < m.n; i++) {
 		const struct map_entry *e = &m.v[i];
 
+		n = strlen(e->path);
+		if (!found && n >= sizeof(lib) - 1 && strcmp(e->path + n - (sizeof(lib) - 1), lib) == 0)
+			found = 2; /* the shim is there; its segment may not be yet */
 		if (strncmp(e->path, name, sizeof(name) - 1) != 0 || e->offset != 0)
 			continue;
 		/* The shim maps its segment once; a later one (after exec) wins. */
@@ -102,6 +105,15 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 			 h->version, SEG_VERSION);
 		return -2;
 	}
+	/* Strings from the target: always terminated in our copy. */
+	if (h->nsettings > SEG_MAX_SETTINGS)
+		h->nsettings = SEG_MAX_SETTINGS;
+	for (i = 0; i < SEG_MAX_SETTINGS; i++) {
+		h->settings[i].name[sizeof(h->settings[i].name) - 1] = 0;
+		h->settings[i].value[sizeof(h->settings[i].value) - 1] = 0;
+	}
+	h->allocator[sizeof(h->allocator) - 1] = 0;
+	h->note[sizeof(h->note) - 1] = 0;
 	if (h->header_size != sizeof(*h) || h->bucket_size != sizeof(struct seg_bucket) ||
 	    h->max_frames == 0 || h->max_frames > SEG_MAX_FRAMES || h->size > len ||
 	    h->bucket_off < sizeof(*h) || h->bucket_off > h->size ||

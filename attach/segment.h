@@ -10,6 +10,8 @@
  *    header is checked against the mapping it was found in and against the
  *    layout this build knows; a segment of another layout version is
  *    refused with a message naming both versions;
+ *  - the strings of a copied header (settings, allocator, note) are
+ *    NUL-terminated and nsettings is at most SEG_MAX_SETTINGS;
  *  - a copy never holds a torn bucket: a bucket whose sequence lock shows
  *    it was being updated is read again (a few times), else left out and
  *    counted in torn;
@@ -47,8 +49,10 @@ void segment_release(struct seg_copy *c);
 
 /*
  * Find the segment of process pid in its memory map: [*addr, *addr+*len).
- * Returns 1 when found, 0 when the process has none (the shim is not
- * loaded), -1 when the map cannot be read (errno set).
+ * Returns 1 when found; 2 when libcprof.so is loaded but has made no
+ * segment yet (it does at its first sample point); 0 when the process has
+ * none (the shim is not loaded); -1 when the map cannot be read (errno
+ * set).
  */
 int segment_find(pid_t pid, uint64_t *addr, uint64_t *len);
 

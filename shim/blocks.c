@@ -96,13 +96,9 @@ void blocks_fini(void)
 	munmap(s, (blocks_mask + 1) * sizeof(*s));
 }
 
-int blocks_restart(void)
+void blocks_reset_lock(void)
 {
 	blocks_mutex = 0;
-	if (blocks_slot == NULL)
-		return -1;
-	blocks_fini();
-	return blocks_init(blocks_min_log2, blocks_max_log2);
 }
 
 /* The home slot of an address: Fibonacci hashing of the page number. */

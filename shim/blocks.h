@@ -54,8 +54,8 @@ int blocks_init(unsigned min_log2, unsigned max_log2);
 /* Unmaps the table; it is off afterwards (all lookups miss). */
 void blocks_fini(void);
 
-/* In a fork child: an empty table of the initial size, lock reset. 0 or -1 (off). */
-int blocks_restart(void);
+/* In a fork child: the lock free again (the table, a private copy, stays: the blocks are the child's too). */
+void blocks_reset_lock(void);
 
 /*
  * Records p (page-aligned, non-NULL) as a sampled block of size bytes in

@@ -1,18 +1,30 @@
 /*
- * init.c — the shim's life cycle: the constructor that reads the
- * environment, creates the segment and tables and warms every lazily
- * initialised path up (so that the first sample inside malloc binds no
- * symbol and initialises nothing), the fork handlers that give a child its
- * own fresh segment, and the few symbols that must come from dlsym. Any
- * failure turns the shim into a pass-through: the program is never
- * affected. Cost: paid once at load (~100 us, mostly memfd_create and the
- * first unwind) and once per fork in the child (a new memfd).
+ * init.c — the shim's life cycle. The constructor only reads and checks
+ * the environment and registers the fork handlers: a process that never
+ * reaches a sample point (most short-lived ones) pays nothing more. The
+ * first sampled allocation (or pthread_create) activates the shim: it
+ * creates the segment and tables and warms the unwinder up, inside that
+ * allocation, with syscalls only. A rejected setting, sampling off or a
+ * malloc bound ahead of the shim's activates it at once, so that
+ * cprof-attach can say so. The fork handlers give a child a segment of its
+ * own that starts as a copy of its parent's live samples. Any failure
+ * turns the shim into a pass-through: the program is never affected.
+ * Cost: in the constructor two getenv calls and pthread_atfork (bench/startup
+ * measures the whole start); at activation memfd_create, a few mmaps and
+ * the first unwind; per fork, in the child, a new memfd and a copy of the
+ * used buckets.
  */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "shim/blocks.h"
+#include "shim/next.h"
 #include "shim/pool.h"
 #include "shim/segment.h"
 #include "shim/shim.h"
@@ -31,7 +43,6 @@ __thread struct shim_thread shim_tls __attribute__((tls_model("initial-exec")));
 int shim_state;
 uint64_t shim_rate = SAMPLE_DEFAULT_RATE;
 
-static size_t (*shim_usable_fn)(void *);
 static shim_pthread_create_fn shim_create_fn;
 
 /* dlsym(RTLD_NEXT, name) with the recursion guard held (dlsym may allocate). */
@@ -43,26 +54,6 @@ static void *shim_lookup(const char *name)
 	f = dlsym(RTLD_NEXT, name);
 	shim_tls.busy--;
 	return f;
-}
-
-/* glibc's malloc_usable_size, resolved on first use; NULL if not found. */
-static size_t (*shim_usable_resolve(void))(void *)
-{
-	size_t (*f)(void *) = __atomic_load_n(&shim_usable_fn, __ATOMIC_ACQUIRE);
-
-	if (f == NULL) {
-		f = (size_t (*)(void *))shim_lookup("malloc_usable_size");
-		if (f != NULL)
-			__atomic_store_n(&shim_usable_fn, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
-
-size_t shim_real_usable(void *p)
-{
-	size_t (*f)(void *) = shim_usable_resolve();
-
-	return p == NULL || f == NULL ? 0 : f(p);
 }
 
 shim_pthread_create_fn shim_real_pthread_create(void)
@@ -77,16 +68,28 @@ shim_pthread_create_fn shim_real_pthread_create(void)
 	return f;
 }
 
+/* 0 not yet, 1 under way, 2 done, 3 failed (shim_state is then SHIM_OFF). */
+static int shim_active;
+static uint64_t shim_buckets = SEG_DEFAULT_BUCKETS;
+static struct seg_header shim_info; /* settings, allocator, state: for table_set_info */
+
 /*
- * Before fork: hold both leaf locks so that the child never inherits one
- * held by a thread that does not exist there, and raise the guard so that
- * the fork handlers that run after this one allocate unsampled (they would
- * otherwise wait for the locks held here).
+ * Before fork: let another thread finish resolving the allocator or
+ * activating the shim, hold the leaf locks so that the child never
+ * inherits one held by a thread that does not exist there, and raise the
+ * guard so that the fork handlers that run after this one allocate
+ * unsampled (they would otherwise wait for the locks held here).
  */
 static void shim_fork_prepare(void)
 {
+	unsigned i;
+
+	/* A resolution or activation under way elsewhere would never end in the child. */
+	next_wait();
+	for (i = 0; i < 10000 && __atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 1; i++)
+		sched_yield();
 	shim_tls.busy++;
-	table_lock();
+	table_fork_prepare();
 	blocks_lock();
 	pool_lock();
 }
@@ -95,54 +98,159 @@ static void shim_fork_parent(void)
 {
 	pool_unlock();
 	blocks_unlock();
-	table_unlock();
+	table_fork_parent();
 	shim_tls.busy--;
 }
 
 /*
- * In the child: forget the parent's sampled blocks (they stay valid heap
- * or pool blocks; freeing one is now an unsampled free), make a segment of its own
- * and unmap the parent's, and reseed the PRNG so that parent and child do
- * not draw the same intervals.
+ * In the child (async-signal-safe: syscalls and copies, no lock, no
+ * allocation): the parent's sampled blocks are the child's too, so the
+ * pool records and the block table stay as they are, and the new segment
+ * starts with the parent's buckets reduced to their live blocks. Reseeds
+ * the PRNG so that parent and child do not draw the same intervals.
  */
 static void shim_fork_child(void)
 {
-	pool_reset_lock(); /* the parent's pool blocks stay valid in the child... */
-	pool_new_epoch();  /* ...but their records no longer count */
-	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_READY) {
-		if (blocks_restart() != 0 || table_restart() != 0) {
-			table_fini();
-			blocks_fini();
-			__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
-		}
+	pool_reset_lock();
+	blocks_reset_lock();
+	table_reset_lock(); /* also when inactive: prepare took it all the same */
+	if (__atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 1) {
+		/* Half made by a thread that is not here (prepare waited in vain): off. */
+		__atomic_store_n(&shim_active, 3, __ATOMIC_RELEASE);
+		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
+	}
+	if (__atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 2 && table_restart() != 0) {
+		table_fini();
+		blocks_fini();
+		__atomic_store_n(&shim_active, 3, __ATOMIC_RELEASE);
+		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
 	}
 	shim_tls.seeded = 0;
 	shim_tls.left = 0;
 	shim_tls.busy--;
 }
 
-/* Runs each lazily bound or lazily initialised path once, outside malloc. */
+/* Runs each lazily initialised path once before the sample that activated the shim. */
 static void shim_warm_up(void)
 {
 	struct sample_rng r;
 	volatile double w;
-	void *p;
 
 	sample_seed(&r, 1);
 	w = sample_weight((uint64_t)sample_interval(&r, SAMPLE_DEFAULT_RATE), SAMPLE_DEFAULT_RATE);
 	(void)w;
-	p = __libc_memalign(SHIM_PAGE, 64);
-	if (p != NULL) {
-		memset(p, 0, 64);
-		(void)shim_real_usable(p);
-		__libc_free(p);
+}
+
+/*
+ * The pool takes address space (pool.h): not under an address-space limit
+ * (it would come out of the program's own), nor under strict overcommit
+ * (MAP_NORESERVE is ignored there and it would be charged in full).
+ */
+static int shim_pool_allowed(void)
+{
+	struct rlimit as;
+	char c = 0;
+	int fd;
+
+	if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY)
+		return 0;
+	fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = 0;
+		close(fd);
 	}
+	return c != '2';
+}
+
+/* Creates what sampling needs. 1 when active; 0 when not (yet, or ever). */
+int shim_activate(void)
+{
+	uintptr_t lo, hi;
+	int expected = 0;
+
+	if (!__atomic_compare_exchange_n(&shim_active, &expected, 1, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return expected == 2;
+	shim_tls.busy++;
+	if (!next_resolve())
+		goto err;
+	snprintf(shim_info.allocator, sizeof(shim_info.allocator), "%s",
+		 strrchr(next_object(), '/') ? strrchr(next_object(), '/') + 1 : next_object());
+	if (next_kind() == NEXT_PASS) {
+		/* A segment that only says why, so that cprof-attach can tell. */
+		shim_info.state = SEG_STATE_OFF;
+		snprintf(shim_info.note, sizeof(shim_info.note), "%s", next_why());
+		table_set_info(&shim_info);
+		(void)table_init(shim_rate, 1);
+		goto err;
+	}
+	if (next_kind() == NEXT_GLIBC && shim_rate != 0 && (!shim_pool_allowed() || pool_init() != 0))
+		shim_info.flags |= SEG_FLAG_NO_POOL; /* sampled blocks come from glibc's memalign */
+	table_set_info(&shim_info);
+	if (stack_object_range((const void *)shim_activate, &lo, &hi) != 0)
+		goto err;
+	if (table_init(shim_rate, (uint32_t)shim_buckets) != 0)
+		goto err;
+	if (blocks_init(SHIM_BLOCKS_MIN_LOG2, SHIM_BLOCKS_MAX_LOG2) != 0)
+		goto err;
+	stack_init(lo, hi);
+	shim_warm_up();
+	__atomic_store_n(&shim_active, 2, __ATOMIC_RELEASE);
+	shim_tls.busy--;
+	return 1;
+
+err:
+	blocks_fini();
+	pool_fini();
+	if (next_kind() != NEXT_PASS)
+		table_fini();
+	__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
+	__atomic_store_n(&shim_active, 3, __ATOMIC_RELEASE);
+	shim_tls.busy--;
+	return 0;
+}
+
+/*
+ * Reads variable name as a size (sample.h); a rejected value leaves dflt
+ * in force and is noted for the segment (and for stderr under CPROF_DEBUG).
+ */
+static uint64_t shim_setting(const char *name, uint64_t dflt, uint64_t max)
+{
+	const char *v = getenv(name), *dbg;
+	struct seg_setting *s;
+	uint64_t out = dflt;
+	int rc;
+
+	if (v == NULL || *v == '\0')
+		return dflt; /* unset, or set to nothing: the default, no complaint */
+	rc = sample_parse_size(v, max, &out);
+	if (rc == SAMPLE_PARSE_OK)
+		return out;
+	if (shim_info.nsettings < SEG_MAX_SETTINGS) {
+		s = &shim_info.settings[shim_info.nsettings++];
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		snprintf(s->value, sizeof(s->value), "%s", v);
+		s->problem = (uint32_t)rc;
+		s->used = dflt;
+	}
+	dbg = getenv("CPROF_DEBUG");
+	if (dbg != NULL && *dbg != '\0' && strcmp(dbg, "0") != 0) {
+		char line[192];
+		int n = snprintf(line, sizeof(line), "libcprof.so: %s=%.48s in %d is %s; using %llu\n",
+				 name, v, (int)getpid(),
+				 rc == SAMPLE_PARSE_NEGATIVE ? "negative" :
+				 rc == SAMPLE_PARSE_TOO_LARGE ? "too large" : "not a number",
+				 (unsigned long long)dflt);
+
+		if (n > 0)
+			(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+	return dflt;
 }
 
 void shim_init(void)
 {
-	uintptr_t lo, hi;
-	uint64_t buckets;
 	int expected = SHIM_INIT;
 
 	/* INIT -> STARTING first, so a concurrent or nested caller sees "not ready". */
@@ -150,36 +258,31 @@ void shim_init(void)
 					 __ATOMIC_ACQUIRE))
 		return;
 	shim_tls.busy++;
-	shim_rate = sample_parse_u64(getenv("CPROF_SAMPLE_RATE"), SAMPLE_DEFAULT_RATE,
-				     (uint64_t)1 << 40);
-	/* 0 or not a number: the default; more than the maximum: the maximum. */
-	buckets = sample_parse_u64(getenv("CPROF_MAX_BUCKETS"), SEG_DEFAULT_BUCKETS, UINT64_MAX);
-	if (buckets == 0)
-		buckets = SEG_DEFAULT_BUCKETS;
-	if (buckets > SEG_MAX_BUCKETS)
-		buckets = SEG_MAX_BUCKETS;
-	if (shim_real_pthread_create() == NULL || shim_usable_resolve() == NULL)
-		goto err;
-	if (stack_object_range((const void *)shim_init, &lo, &hi) != 0)
-		goto err;
-	if (table_init(shim_rate, (uint32_t)buckets) != 0)
-		goto err;
-	if (blocks_init(SHIM_BLOCKS_MIN_LOG2, SHIM_BLOCKS_MAX_LOG2) != 0)
-		goto err;
-	(void)pool_init(); /* without it, sampled blocks come from glibc's memalign */
-	stack_init(lo, hi);
-	shim_warm_up();
-	if (pthread_atfork(shim_fork_prepare, shim_fork_parent, shim_fork_child) != 0)
-		goto err;
+	_Static_assert(SAMPLE_DEFAULT_RATE == SEG_DEFAULT_RATE &&
+			       SAMPLE_PARSE_NOT_A_NUMBER == SEG_SETTING_NOT_A_NUMBER &&
+			       SAMPLE_PARSE_NEGATIVE == SEG_SETTING_NEGATIVE &&
+			       SAMPLE_PARSE_TOO_LARGE == SEG_SETTING_TOO_LARGE,
+		       "sample.h and segment.h agree");
+	shim_rate = shim_setting("CPROF_SAMPLE_RATE", SAMPLE_DEFAULT_RATE, (uint64_t)1 << 40);
+	shim_buckets = shim_setting("CPROF_MAX_BUCKETS", SEG_DEFAULT_BUCKETS, SEG_MAX_BUCKETS);
+	if (shim_buckets == 0)
+		shim_buckets = SEG_DEFAULT_BUCKETS;
+	/* Registered now: pthread_atfork locks what fork holds, so never from inside malloc. */
+	if (pthread_atfork(shim_fork_prepare, shim_fork_parent, shim_fork_child) != 0) {
+		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
+		shim_tls.busy--;
+		return;
+	}
 	__atomic_store_n(&shim_state, SHIM_READY, __ATOMIC_RELEASE);
 	shim_tls.busy--;
-	return;
-
-err:
-	blocks_fini();
-	table_fini();
-	__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
-	shim_tls.busy--;
+	/*
+	 * Something to report: a segment now, so that cprof-attach can say it
+	 * (a rejected setting, sampling off). So too when the program's malloc
+	 * binds ahead of ours (one compare:
+	 * the GOT's malloc against our own), as no sample would ever come.
+	 */
+	if (shim_info.nsettings > 0 || shim_rate == 0 || (void *)malloc != (void *)shim_own_malloc)
+		(void)shim_activate();
 }
 
 __attribute__((constructor)) static void shim_constructor(void)

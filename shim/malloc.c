@@ -1,16 +1,18 @@
 /*
  * malloc.c — the interposed allocation functions. Each one is a short fast
  * path (a compare-and-subtract on this thread's sampling counter in
- * initial-exec TLS, then a tail call into glibc's __libc_* function through
- * the GOT: 7 instructions for malloc) and an out-of-line slow path taken
- * about once per CPROF_SAMPLE_RATE bytes. A sampled block of up to 64 KiB
- * comes from the shim's pool (shim/pool.h) and carries its own record; a
- * larger one comes from glibc's memalign, 4096-aligned, and is entered in
- * the block table. So free() asks one question of every pointer, "in the
- * pool, or page-aligned?" (a range check and a bit test: 6 instructions
- * and a tail call), and looks further only for those (~1 in 256 small
- * glibc blocks are page-aligned; glibc's mmap'd chunks, at page + 16,
- * never are). A sampled allocation costs a stack walk (~15 instructions a
+ * initial-exec TLS, then a tail call into the real allocator's function
+ * through shim_next, shim/next.h: 7 instructions for malloc) and an
+ * out-of-line slow path taken about once per CPROF_SAMPLE_RATE bytes. On
+ * glibc, a sampled block of up to 64 KiB comes from the shim's pool
+ * (shim/pool.h) and carries its own record; a larger one comes from
+ * glibc's memalign, 4096-aligned, and is entered in the block table. On
+ * any other allocator every sampled block comes from its own memalign,
+ * 4096-aligned, into the block table. So free() asks one question of
+ * every pointer, "in the pool, or page-aligned?" (a range check and a bit
+ * test: 6 instructions and a tail call), and looks further only for those
+ * (~1 in 256 small glibc blocks are page-aligned; glibc's mmap'd chunks,
+ * at page + 16, never are; the bootstrap arena's blocks are). A sampled allocation costs a stack walk (~15 instructions a
  * cached frame), a bucket lookup and a record: ~1 us with its cache misses.
  */
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <x86intrin.h>
 
 #include "shim/blocks.h"
+#include "shim/next.h"
 #include "shim/pool.h"
 #include "shim/segment.h"
 #include "shim/shim.h"
@@ -49,7 +52,11 @@ static inline int shim_candidate(const void *p)
 /* The usable size of any block the shim hands out. */
 static size_t shim_usable(void *p)
 {
-	return pool_owns(p) ? pool_usable(p) : shim_real_usable(p);
+	if (pool_owns(p))
+		return pool_usable(p);
+	if (next_boot_owns(p))
+		return next_boot_usable(p);
+	return p == NULL ? 0 : shim_next.usable(p);
 }
 
 /* Gives this thread its PRNG seed: its TLS address, the TSC, a counter. */
@@ -88,7 +95,7 @@ static int shim_due(struct shim_thread *t, uint64_t size)
 			return 0;
 	}
 	t->left = sample_interval(&t->rng, shim_rate);
-	return 1;
+	return shim_activate();
 }
 
 /*
@@ -116,28 +123,69 @@ static inline __attribute__((always_inline)) void shim_record(void *p, uint64_t 
 }
 
 /*
- * A sampled allocation of size bytes aligned to align (a power of two),
- * zeroed if zero. Up to 64 KiB it comes from the pool; larger (or with no
- * pool) from glibc's memalign, 4096-aligned so that free() can tell, and
- * zeroed only if glibc did not mmap it (fresh, zero already: a sampled
- * 1 GiB calloc must not touch 1 GiB).
+ * A sampled block from an allocator other than glibc: its own memalign,
+ * 4096-aligned so that free() can tell. A large calloc first asks its
+ * calloc, which may hand out fresh zero pages without touching them, and
+ * keeps the block if it happens to be page-aligned (large blocks usually
+ * are).
  */
-static SHIM_COLD void *shim_alloc_sampled(size_t size, size_t align, int zero)
+static void *shim_alloc_foreign(size_t size, size_t align, int zero)
 {
 	void *p;
 
+	if (zero && size >= ((size_t)1 << 20) && align <= SHIM_PAGE) {
+		p = shim_next.calloc(1, size);
+		if (p == NULL || shim_page_aligned(p))
+			return p;
+		shim_next.free(p);
+	}
+	p = shim_next.memalign(align < SHIM_PAGE ? SHIM_PAGE : align, size);
+	if (p != NULL && zero)
+		memset(p, 0, size);
+	return p;
+}
+
+/*
+ * A sampled allocation of size bytes aligned to align (a power of two),
+ * zeroed if zero. With glibc, up to 64 KiB it comes from the pool; larger
+ * (or with no pool) from glibc's memalign, 4096-aligned so that free() can
+ * tell, and zeroed only if glibc did not mmap it (fresh, zero already: a
+ * sampled 1 GiB calloc must not touch 1 GiB). With another allocator,
+ * always from that allocator (shim_alloc_foreign), so that its own
+ * extensions (sallocx, mi_free, tc_free...) accept every block.
+ */
+static SHIM_COLD void *shim_alloc_sampled(size_t size, size_t align, int zero)
+{
+	void *p = NULL;
+
 	shim_tls.busy++;
-	p = pool_alloc(size, align);
-	if (p != NULL) {
+	if (next_kind() != NEXT_GLIBC) {
+		p = shim_alloc_foreign(size, align, zero);
+	} else if ((p = pool_alloc(size, align)) != NULL) {
 		if (zero)
 			memset(p, 0, size);
 	} else {
-		p = __libc_memalign(align < SHIM_PAGE ? SHIM_PAGE : align, size);
+		if (size <= POOL_MAX_BLOCK && align <= POOL_MAX_BLOCK)
+			table_count_no_pool(); /* the pool is absent or its class full */
+		p = shim_next.memalign(align < SHIM_PAGE ? SHIM_PAGE : align, size);
 		if (p != NULL && zero && !(((const size_t *)p)[-1] & SHIM_CHUNK_MMAPPED))
 			memset(p, 0, size);
 	}
-	if (p != NULL)
+	if (p != NULL) {
 		shim_record(p, size);
+	} else {
+		/*
+		 * The sampled form (page-aligned) did not fit, under a tight limit
+		 * say: the plain request may still. Never the reason it fails.
+		 */
+		table_count_dropped();
+		if (zero)
+			p = shim_next.calloc(1, size);
+		else if (align <= SHIM_MIN_ALIGN)
+			p = shim_next.malloc(size);
+		else
+			p = shim_next.memalign(align, size);
+	}
 	shim_tls.busy--;
 	return p;
 }
@@ -145,14 +193,14 @@ static SHIM_COLD void *shim_alloc_sampled(size_t size, size_t align, int zero)
 static SHIM_COLD void *shim_malloc_slow(size_t n)
 {
 	if (!shim_due(&shim_tls, n))
-		return __libc_malloc(n);
+		return shim_next.malloc(n);
 	return shim_alloc_sampled(n, SHIM_MIN_ALIGN, 0);
 }
 
 static inline void *shim_malloc(size_t n)
 {
 	if (!sample_take(&shim_tls.left, n))
-		return __libc_malloc(n);
+		return shim_next.malloc(n);
 	return shim_malloc_slow(n);
 }
 
@@ -188,12 +236,13 @@ static SHIM_COLD void shim_free_table(void *p)
 			table_add(b, 1, size, sample_weight(size, shim_rate));
 		t->busy--;
 	}
-	__libc_free(p);
+	shim_next.free(p);
 }
 
 /*
  * A free that may be of a sampled block. Only tail calls, so no stack
  * frame: a page-aligned block that is not ours costs a filter load more.
+ * A bootstrap arena block is never freed.
  */
 static SHIM_COLD void shim_free_slow(void *p)
 {
@@ -201,8 +250,8 @@ static SHIM_COLD void shim_free_slow(void *p)
 		shim_free_pool(p);
 	else if (blocks_may_hold((uintptr_t)p))
 		shim_free_table(p);
-	else
-		__libc_free(p); /* NULL, or page-aligned but not ours */
+	else if (!next_boot_owns(p))
+		shim_next.free(p); /* NULL, or page-aligned but not ours */
 }
 
 static inline void shim_free(void *p)
@@ -211,7 +260,7 @@ static inline void shim_free(void *p)
 		shim_free_slow(p);
 		return;
 	}
-	__libc_free(p);
+	shim_next.free(p);
 }
 
 /* Copies what the block p holds, up to n bytes, into q (p is not freed). */
@@ -229,7 +278,7 @@ static SHIM_COLD void *shim_realloc_slow(void *p, size_t n)
 
 	if (p == NULL)
 		return shim_malloc(n);
-	if (pool_owns(p) || (shim_page_aligned(p) && !t->busy && blocks_contains((uintptr_t)p))) {
+	if (pool_owns(p) || next_boot_owns(p) || (shim_page_aligned(p) && !t->busy && blocks_contains((uintptr_t)p))) {
 		/* A sampled (or pool) block never goes to the real realloc: its free must be counted. */
 		if (n == 0) {
 			shim_free(p); /* what glibc's realloc(p, 0) does */
@@ -243,13 +292,13 @@ static SHIM_COLD void *shim_realloc_slow(void *p, size_t n)
 		return q;
 	}
 	if (n == 0 || !sample_take(&t->left, n) || !shim_due(t, n))
-		return __libc_realloc(p, n);
+		return shim_next.realloc(p, n);
 	/* An unsampled block whose new size is due: the new block is sampled. */
 	q = shim_alloc_sampled(n, SHIM_MIN_ALIGN, 0);
 	if (q == NULL)
 		return NULL;
 	shim_copy(q, p, n);
-	__libc_free(p);
+	shim_next.free(p);
 	return q;
 }
 
@@ -259,7 +308,7 @@ static inline void *shim_realloc(void *p, size_t n)
 
 	if (__builtin_expect(!shim_candidate(p) && n < t->left, 1)) {
 		t->left -= n;
-		return __libc_realloc(p, n);
+		return shim_next.realloc(p, n);
 	}
 	return shim_realloc_slow(p, n);
 }
@@ -269,7 +318,7 @@ static SHIM_COLD void *shim_calloc_slow(size_t n, size_t size)
 	size_t total;
 
 	if (__builtin_mul_overflow(n, size, &total) || !shim_due(&shim_tls, total))
-		return __libc_calloc(n, size); /* on overflow: NULL and ENOMEM */
+		return shim_next.calloc(n, size); /* on overflow: NULL and ENOMEM */
 	return shim_alloc_sampled(total, SHIM_MIN_ALIGN, 1);
 }
 
@@ -278,7 +327,7 @@ static SHIM_COLD void *shim_memalign_slow(size_t align, size_t n)
 	size_t a = SHIM_MIN_ALIGN;
 
 	if (align > SHIM_MAX_ALIGN || !shim_due(&shim_tls, n))
-		return __libc_memalign(align, n);
+		return shim_next.memalign(align, n);
 	while (a < align) /* glibc rounds a non-power of two up, too */
 		a *= 2;
 	return shim_alloc_sampled(n, a, 0);
@@ -287,7 +336,7 @@ static SHIM_COLD void *shim_memalign_slow(size_t align, size_t n)
 static inline void *shim_memalign(size_t align, size_t n)
 {
 	if (!sample_take(&shim_tls.left, n))
-		return __libc_memalign(align, n);
+		return shim_next.memalign(align, n);
 	return shim_memalign_slow(align, n);
 }
 
@@ -295,6 +344,9 @@ SHIM_EXPORT void *malloc(size_t n)
 {
 	return shim_malloc(n);
 }
+
+/* Our own malloc, whoever the dynamic linker binds "malloc" to. */
+extern __typeof(malloc) shim_own_malloc __attribute__((alias("malloc"), copy(malloc))) SHIM_HIDDEN;
 
 SHIM_EXPORT void free(void *p)
 {
@@ -308,7 +360,7 @@ SHIM_EXPORT void *calloc(size_t n, size_t size)
 
 	if (__builtin_expect(!__builtin_mul_overflow(n, size, &total) && total < t->left, 1)) {
 		t->left -= total;
-		return __libc_calloc(n, size);
+		return shim_next.calloc(n, size);
 	}
 	return shim_calloc_slow(n, size);
 }
@@ -334,21 +386,25 @@ SHIM_EXPORT void *memalign(size_t align, size_t n)
 	return shim_memalign(align, n);
 }
 
-/* glibc 2.36's aligned_alloc is memalign under another name (same address). */
+/* Unsampled: the allocator's own aligned_alloc, with its own checks. */
 SHIM_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
-	return shim_memalign(align, n);
+	if (!sample_take(&shim_tls.left, n))
+		return shim_next.aligned_alloc(align, n);
+	return shim_memalign_slow(align, n);
 }
 
-/* glibc's checks, then memalign: posix_memalign has no __libc_ entry point. */
+/* Unsampled: the allocator's own; sampled: glibc's checks, then memalign. */
 SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	void *p;
 
+	if (!sample_take(&shim_tls.left, n))
+		return shim_next.posix_memalign(out, align, n);
 	if (align == 0 || align % sizeof(void *) != 0 ||
 	    ((align / sizeof(void *)) & (align / sizeof(void *) - 1)) != 0)
 		return EINVAL;
-	p = shim_memalign(align, n);
+	p = shim_memalign_slow(align, n);
 	if (p == NULL)
 		return ENOMEM;
 	*out = p;
@@ -358,7 +414,7 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 SHIM_EXPORT void *valloc(size_t n)
 {
 	if (!sample_take(&shim_tls.left, n))
-		return __libc_valloc(n);
+		return shim_next.valloc(n);
 	return shim_memalign_slow(SHIM_PAGE, n);
 }
 
@@ -367,14 +423,14 @@ SHIM_EXPORT void *pvalloc(size_t n)
 	size_t rounded;
 
 	if (__builtin_add_overflow(n, SHIM_PAGE - 1, &rounded))
-		return __libc_pvalloc(n); /* NULL and ENOMEM */
+		return shim_next.pvalloc(n); /* NULL and ENOMEM */
 	rounded &= ~(size_t)(SHIM_PAGE - 1);
 	if (!sample_take(&shim_tls.left, rounded))
-		return __libc_pvalloc(n);
-	return shim_memalign_slow(SHIM_PAGE, rounded);
+		return shim_next.pvalloc(n);
+	return shim_memalign_slow(SHIM_PAGE, rounded == 0 ? SHIM_PAGE : rounded);
 }
 
-/* A pool block's class size; glibc's answer for everything else. */
+/* A pool or arena block's size; the allocator's answer for everything else. */
 SHIM_EXPORT size_t malloc_usable_size(void *p)
 {
 	return shim_usable(p);

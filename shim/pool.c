@@ -11,13 +11,18 @@
 #include "shim/pool.h"
 
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 #include "shim/lock.h"
 
 #define POOL_MIN_SHIFT 4
 #define POOL_CLASSES 13                /* 16 B .. 64 KiB */
-#define POOL_CLASS_SHIFT 32            /* 4 GiB of address space a class */
+#define POOL_CLASS_SHIFT 22            /* 4 MiB of address space a class */
+/*
+ * Class k has 2^(22-4-k) blocks, so 16-byte records take 4 MiB >> k: they
+ * are packed after the blocks, class k's at 8 MiB - (8 MiB >> k).
+ */
+#define POOL_META_OFF(k) (((uintptr_t)2 << POOL_CLASS_SHIFT) - (((uintptr_t)2 << POOL_CLASS_SHIFT) >> (k)))
+#define POOL_META_BYTES ((size_t)2 << POOL_CLASS_SHIFT)
 
 uintptr_t pool_base;
 uintptr_t pool_span;
@@ -33,21 +38,17 @@ static int pool_mutex;
 
 int pool_init(void)
 {
-	size_t span = (size_t)POOL_CLASSES << POOL_CLASS_SHIFT; /* blocks; as much again for records */
-	struct rlimit as;
+	size_t span = (size_t)POOL_CLASSES << POOL_CLASS_SHIFT; /* blocks; records after them */
 	unsigned k;
 	void *m;
 
-	/* Under an address-space limit, 104 GiB reserved would be taken from the program's. */
-	if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur != RLIM_INFINITY)
-		return -1;
 	/*
 	 * Writable at once: no mprotect (which takes the address-space lock
 	 * for writing, against every page fault of every thread) as classes
 	 * grow. MAP_NORESERVE: no commit charge for untouched pages; under
 	 * strict overcommit the mapping fails and the shim does without.
 	 */
-	m = mmap(NULL, 2 * span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	m = mmap(NULL, span + POOL_META_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
 	for (k = 0; k < POOL_CLASSES; k++)
@@ -62,10 +63,12 @@ void pool_fini(void)
 {
 	if (pool_span == 0)
 		return;
-	munmap((void *)pool_base, 2 * pool_span);
+	munmap((void *)pool_base, pool_span + POOL_META_BYTES);
 	pool_span = 0;
 	pool_base = 0;
 }
+
+_Static_assert(sizeof(struct pool_meta) == 16, "records are 16 bytes");
 
 static unsigned pool_class_of(size_t size)
 {
@@ -124,7 +127,7 @@ struct pool_meta *pool_meta(const void *p)
 	uintptr_t off = (uintptr_t)p - pool_base, k = off >> POOL_CLASS_SHIFT;
 	uintptr_t i = (off & (((uintptr_t)1 << POOL_CLASS_SHIFT) - 1)) >> (k + POOL_MIN_SHIFT);
 
-	return (struct pool_meta *)(pool_base + pool_span + (k << POOL_CLASS_SHIFT)) + i;
+	return (struct pool_meta *)(pool_base + pool_span + POOL_META_OFF(k)) + i;
 }
 
 void pool_new_epoch(void)

@@ -9,19 +9,21 @@
  * a range check.
  *
  * Invariants:
- *  - the region (104 GiB of address space: blocks, then their records)
- *    is mapped once at init, writable and MAP_NORESERVE (no memory until
- *    touched; not at all under an RLIMIT_AS); memory is reused within its
- *    class, never returned to glibc or the kernel;
- *  - class k (16 << k bytes) owns its own 4 GiB span, so a block's class
+ *  - the region (60 MiB of address space: 52 MiB of blocks, then their
+ *    records) is mapped once, when the shim activates, writable and
+ *    MAP_NORESERVE (no memory until touched); the caller does not map it
+ *    under an address-space limit or strict overcommit. Memory is reused
+ *    within its class, never returned to glibc or the kernel; a full class
+ *    sends its samples to glibc's memalign (counted in no_pool);
+ *  - class k (16 << k bytes) owns its own 4 MiB span, so a block's class
  *    follows from its address and every block is aligned to its size;
  *  - every pointer inside the region is a pool block: free() must give it
  *    back here (also in a fork child, which inherits the parent's blocks);
  *  - each block has a metadata record (its sample's bucket and size) in a
  *    parallel region, found from its address: freeing a sampled pool
- *    block needs no table and no lock. A record counts only if its epoch
- *    is the current one: a fork child starts a new epoch and so forgets
- *    the parent's samples without touching them;
+ *    block needs no table and no lock. A fork child keeps the records (its
+ *    segment keeps the bucket numbers); a record counts only if its epoch
+ *    is the current one (pool_new_epoch forgets them all);
  *  - one leaf lock (shim/lock.h) for allocation and free;
  *  - no dependency on other shim files.
  */

@@ -8,7 +8,8 @@
  *
  * Invariants:
  *  - nothing here allocates, locks, touches errno-visible state or calls
- *    anything but libm's log() and expm1(); it is safe inside malloc;
+ *    anything outside this module (not even libm); it is safe inside
+ *    malloc;
  *  - the sampling counter ("left") is the number of bytes that may still be
  *    allocated before the next sample point: an allocation of size s is
  *    sampled iff s >= left (sample_take). After a sample the interval is
@@ -42,7 +43,7 @@ static inline uint64_t sample_next_u64(struct sample_rng *r)
 
 /*
  * Bytes until the next sample point: floor(X) + 1 with X ~ Exp(mean rate),
- * capped at 2^62; UINT64_MAX for rate 0 and 0 for rate 1. Costs one log().
+ * capped at 2^62; UINT64_MAX for rate 0 and 0 for rate 1. Costs one logarithm.
  */
 uint64_t sample_interval(struct sample_rng *r, uint64_t rate);
 
@@ -67,10 +68,20 @@ static inline int sample_take(uint64_t *left, uint64_t size)
  */
 double sample_weight(uint64_t size, uint64_t rate);
 
+/* sample_parse_size() results (the same numbers as segment.h's SEG_SETTING_*). */
+#define SAMPLE_PARSE_OK 0
+#define SAMPLE_PARSE_NOT_A_NUMBER 1
+#define SAMPLE_PARSE_NEGATIVE 2
+#define SAMPLE_PARSE_TOO_LARGE 3
+
 /*
- * Parses a decimal unsigned integer (surrounding blanks allowed): dflt when
- * s is NULL, empty, not a number or out of [0, max]. No locale, no errno.
+ * Parses s, a setting such as "524288", "64k", "512K", "1M", "2g":
+ * decimal digits and an optional binary suffix (k/K 1024, m/M 2^20, g/G
+ * 2^30, with or without a trailing b/B), blanks around allowed. Sets *out
+ * and returns SAMPLE_PARSE_OK, or returns a SAMPLE_PARSE_* problem
+ * (garbage, an unknown suffix, a minus sign, more than max) leaving *out
+ * alone. No locale, no errno, no allocation.
  */
-uint64_t sample_parse_u64(const char *s, uint64_t dflt, uint64_t max);
+int sample_parse_size(const char *s, uint64_t max, uint64_t *out);
 
 #endif

@@ -12,7 +12,16 @@
  *    cprof-attach reads it with process_vm_readv, so only a user allowed
  *    to ptrace the target can read it; nothing is ever written to a file;
  *  - the header is written once, before the segment is published, except
- *    bucket_count, dropped and threads_created, which only grow;
+ *    bucket_count, dropped, threads_created, no_pool, fork_started and
+ *    fork_copied, which only grow;
+ *  - a fork child's segment starts with the parent's buckets, same order,
+ *    each reduced to its live blocks (alloc = parent's alloc - free, free
+ *    0; thread buckets empty) as they were at the fork: the parent changes
+ *    no counter after a fork until the child has set fork_copied (or a
+ *    bound of 10 ms has passed); inherited says how many;
+ *  - strings (settings[].name and .value, note, allocator) are
+ *    NUL-terminated within their arrays when written by the shim, but a
+ *    reader must not rely on it;
  *  - buckets are append-only: a bucket is fully written (kind, hash,
  *    frames, zero counters) before bucket_count is increased past it
  *    (release order), and its kind, flags, nframes, hash and frames never
@@ -33,11 +42,26 @@
 #include <stdint.h>
 
 #define SEG_MAGIC "CPROFSG1"       /* 8 bytes, no NUL */
-#define SEG_VERSION 1u
+#define SEG_VERSION 2u
 #define SEG_NAME "cprof-segment"
 #define SEG_MAX_FRAMES 64
 #define SEG_DEFAULT_BUCKETS 32768  /* CPROF_MAX_BUCKETS overrides */
 #define SEG_MAX_BUCKETS (1u << 20)
+
+#define SEG_DEFAULT_RATE 524288    /* CPROF_SAMPLE_RATE's default */
+#define SEG_MAX_SETTINGS 4
+
+/* seg_setting.problem */
+#define SEG_SETTING_NOT_A_NUMBER 1u /* garbage, or an unknown suffix */
+#define SEG_SETTING_NEGATIVE 2u
+#define SEG_SETTING_TOO_LARGE 3u   /* more than the variable allows */
+
+/* seg_header.state */
+#define SEG_STATE_SAMPLING 0u
+#define SEG_STATE_OFF 1u           /* the shim passes everything through; note says why */
+
+/* seg_header.flags */
+#define SEG_FLAG_NO_POOL 1u        /* the shim's pool could not be reserved (address-space limit, strict overcommit) */
 
 /* seg_bucket.kind */
 #define SEG_KIND_ALLOC 1u   /* sampled allocations from this stack */
@@ -45,6 +69,15 @@
 
 /* seg_bucket.flags */
 #define SEG_BUCKET_TRUNCATED 1u /* deeper than SEG_MAX_FRAMES: the outermost frames were dropped */
+
+/* An environment variable the shim rejected: the default (used) is in force. */
+struct seg_setting {
+	char name[32];                /* e.g. "CPROF_SAMPLE_RATE" */
+	char value[48];               /* what it was set to, cut to fit */
+	uint32_t problem;             /* SEG_SETTING_* */
+	uint32_t reserved;
+	uint64_t used;                /* the value in force instead */
+};
 
 struct seg_header {
 	char magic[8];                /* SEG_MAGIC */
@@ -54,7 +87,7 @@ struct seg_header {
 	uint32_t pid;                 /* the process that created it */
 	uint32_t max_frames;          /* SEG_MAX_FRAMES */
 	uint32_t bucket_size;         /* sizeof(struct seg_bucket) */
-	uint32_t flags;               /* 0 */
+	uint32_t flags;               /* SEG_FLAG_* */
 	uint64_t sample_rate;         /* mean bytes between samples; 0: sampling off */
 	uint64_t bucket_off;          /* offset of bucket 0 from the segment start */
 	uint64_t bucket_cap;          /* buckets that fit */
@@ -62,6 +95,17 @@ struct seg_header {
 	uint64_t dropped;             /* samples lost: bucket or sampled-block table full (atomic) */
 	uint64_t threads_created;     /* pthread_create calls seen (atomic) */
 	uint64_t created_ns;          /* CLOCK_REALTIME when the segment was made */
+	uint32_t state;               /* SEG_STATE_* */
+	uint32_t nsettings;           /* settings[] used: the rejected variables */
+	uint64_t inherited;           /* buckets copied from the parent at fork (0: none) */
+	uint32_t parent_pid;          /* whose they were */
+	uint32_t reserved0;
+	uint64_t no_pool;             /* sampled blocks given by the real allocator instead of the pool (atomic) */
+	uint64_t fork_started;        /* forks begun by this process (its fork handlers only) */
+	uint64_t fork_copied;         /* the highest of them whose child has copied the buckets */
+	struct seg_setting settings[SEG_MAX_SETTINGS];
+	char allocator[64];           /* the real allocator's object, e.g. "libjemalloc.so.2" */
+	char note[160];               /* SEG_STATE_OFF: why, one line */
 	uint64_t reserved[8];
 };
 

@@ -14,11 +14,16 @@
  *    the real allocator unsampled and a free skips the block table, so
  *    nothing re-enters the shim;
  *  - shim_state goes INIT -> STARTING -> READY or OFF once (in the
- *    constructor), and READY -> OFF only in a fork child whose new segment
+ *    constructor), and READY -> OFF only when activation fails (or finds
+ *    an unsupported allocator) or in a fork child whose new segment
  *    failed. Outside READY nothing is sampled or recorded and the shim is a
  *    pass-through;
- *  - the real allocator is glibc's __libc_* entry points, bound at load
- *    time (GOT, no PLT entry, no dlsym), so it is usable from the very first
+ *  - READY is armed, not active: the segment, tables and pool are made by
+ *    shim_activate() at the first sample point (or pthread_create), once;
+ *    until then nothing of them exists;
+ *  - the real allocator is whatever the program would use without the
+ *    shim (glibc's, or jemalloc's, tcmalloc's, mimalloc's...), reached
+ *    through shim_next (shim/next.h), which is usable from the very first
  *    allocation, before any constructor has run.
  */
 #include <pthread.h>
@@ -45,24 +50,22 @@ extern __thread struct shim_thread shim_tls
 extern int shim_state SHIM_HIDDEN;       /* SHIM_*; read with acquire */
 extern uint64_t shim_rate SHIM_HIDDEN;   /* CPROF_SAMPLE_RATE, fixed after init */
 
-/* glibc's allocator under its internal names: exported, unversioned-stable since 2.2.5. */
-void *__libc_malloc(size_t n) __attribute__((noplt));
-void __libc_free(void *p) __attribute__((noplt));
-void *__libc_calloc(size_t n, size_t size) __attribute__((noplt));
-void *__libc_realloc(void *p, size_t n) __attribute__((noplt));
-void *__libc_memalign(size_t align, size_t n) __attribute__((noplt));
-void *__libc_valloc(size_t n) __attribute__((noplt));
-void *__libc_pvalloc(size_t n) __attribute__((noplt));
-
 /*
- * glibc's malloc_usable_size (it has no __libc_ name): resolved with
- * dlsym(RTLD_NEXT) in the constructor, or on first use if that comes
- * earlier. Returns 0 for NULL.
+ * The shim's own malloc (a hidden alias): when "malloc" binds elsewhere,
+ * the program's own allocator comes ahead of the shim.
  */
-size_t shim_real_usable(void *p) SHIM_HIDDEN;
+void *shim_own_malloc(size_t n) SHIM_HIDDEN;
 
 /* Runs the constructor's work now if it has not run yet (idempotent). */
 void shim_init(void) SHIM_HIDDEN;
+
+/*
+ * Creates the segment, tables and pool on first use (once; syscalls only,
+ * safe inside malloc with the guard raised). 1 when sampling is active; 0
+ * when another thread is activating right now, or when activation failed
+ * (shim_state is then SHIM_OFF).
+ */
+int shim_activate(void) SHIM_HIDDEN;
 
 /* The real pthread_create, resolved like shim_real_usable; NULL if not found. */
 typedef int (*shim_pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),

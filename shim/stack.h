@@ -6,7 +6,8 @@
  *
  * Invariants:
  *  - capture takes no lock and allocates nothing: the shim's own walk
- *    and its fallback, libgcc (gcc >= 12), both find each frame's unwind
+ *    and its fallback, libgcc's unwinder (gcc >= 12; the process's
+ *    libgcc_s.so if loaded, else a private static copy), both find each frame's unwind
  *    info through glibc's lock-free _dl_find_object (glibc >= 2.35);
  *    libgcc imports neither dl_iterate_phdr nor malloc on that path. The
  *    one exception, frames registered at run time with
@@ -40,12 +41,24 @@ struct stack_walk {
 uint32_t stack_capture_fast(uint64_t *frames, uint32_t max, uint32_t *flags)
 	__attribute__((visibility("hidden")));
 
+/*
+ * The libgcc unwinder of the fallback: the process's libgcc_s.so if it had
+ * one loaded when stack_init ran (it knows the frames JITs register with
+ * __register_frame_info), else the copy linked privately into the shim.
+ * Both pointers come from the same library.
+ */
+extern _Unwind_Reason_Code (*stack_backtrace_fn)(_Unwind_Trace_Fn, void *)
+	__attribute__((visibility("hidden")));
+extern _Unwind_Ptr (*stack_getip_fn)(struct _Unwind_Context *)
+	__attribute__((visibility("hidden")));
+
 /* The per-frame callback of the libgcc fallback (stack.c). */
 _Unwind_Reason_Code stack_step(struct _Unwind_Context *ctx, void *arg)
 	__attribute__((visibility("hidden")));
 
 /*
- * Sets the address range [lo, hi) whose leading frames capture skips and
+ * Sets the address range [lo, hi) whose leading frames capture skips,
+ * picks the fallback unwinder (dlsym: call it outside any lock) and
  * warms the unwinder up (its one-time initialisation, lazy symbol binding)
  * with one capture, so that the first capture inside malloc does nothing
  * for the first time.
@@ -74,7 +87,7 @@ static inline __attribute__((always_inline)) uint32_t stack_capture(uint64_t *fr
 	if (n != UINT32_MAX)
 		return n;
 	/* A failed step (code without unwind info) keeps the frames found so far. */
-	(void)_Unwind_Backtrace(stack_step, &w);
+	(void)stack_backtrace_fn(stack_step, &w);
 	*flags = w.flags;
 	return w.n;
 }

@@ -12,6 +12,7 @@
 #include "shim/table.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,53 +31,47 @@ static size_t table_index_bytes;
 static uint32_t table_mask;
 static uint64_t table_rate;
 static int table_mutex;
+static uint64_t table_fork_count;       /* bucket_count when table_lock() took the lock */
+static uint64_t table_fork_gen;         /* this fork's number: header.fork_started */
+static uint64_t table_wait_gen;         /* parent: no counter changes before fork_copied reaches it */
+static struct seg_header table_info;    /* what table_set_info() gave */
 
 static size_t table_round(size_t n, size_t to)
 {
 	return (n + to - 1) / to * to;
 }
 
-int table_init(uint64_t rate, uint32_t max_buckets)
+/*
+ * A new segment for cap buckets at this rate: memfd, header written, magic
+ * not yet (the caller publishes it with table_publish). NULL on failure,
+ * errno set.
+ */
+static struct seg_header *table_new_segment(uint64_t rate, uint32_t cap, size_t *bytes)
 {
-	struct seg_header *h = NULL;
-	uint64_t *index = MAP_FAILED;
-	size_t seg_bytes, index_bytes, off, slots = 64;
+	struct seg_header *h;
+	size_t seg_bytes, off = table_round(sizeof(struct seg_header), 64);
 	struct timespec ts;
 	struct rlimit fsize;
-	int fd = -1, saved;
+	int fd, saved;
 
-	if (max_buckets < 1)
-		max_buckets = 1;
-	if (max_buckets > SEG_MAX_BUCKETS)
-		max_buckets = SEG_MAX_BUCKETS;
-	/* At most half full, so that a probe always meets an empty slot. */
-	while (slots < 2 * (size_t)max_buckets)
-		slots *= 2;
-	index_bytes = table_round(slots * sizeof(uint64_t), 4096);
-	off = table_round(sizeof(struct seg_header), 64);
-	seg_bytes = table_round(off + (size_t)max_buckets * sizeof(struct seg_bucket), 4096);
-
+	seg_bytes = table_round(off + (size_t)cap * sizeof(struct seg_bucket), 4096);
 	/* ftruncate past RLIMIT_FSIZE would raise SIGXFSZ, which kills the program. */
 	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
 	    fsize.rlim_cur < seg_bytes) {
 		errno = EFBIG;
-		return -1;
+		return NULL;
 	}
-	index = mmap(NULL, index_bytes, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (index == MAP_FAILED)
-		goto err;
 	fd = memfd_create(SEG_NAME, MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)seg_bytes) != 0)
-		goto err;
-	h = mmap(NULL, seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED) {
-		h = NULL;
-		goto err;
-	}
+	if (fd < 0)
+		return NULL;
+	h = ftruncate(fd, (off_t)seg_bytes) == 0 ?
+		    mmap(NULL, seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	saved = errno;
 	close(fd);
-	fd = -1;
-
+	if (h == MAP_FAILED) {
+		errno = saved;
+		return NULL;
+	}
 	/* The memfd is zero-filled: only the non-zero fields are written. */
 	h->version = SEG_VERSION;
 	h->header_size = sizeof(struct seg_header);
@@ -86,33 +81,63 @@ int table_init(uint64_t rate, uint32_t max_buckets)
 	h->bucket_size = sizeof(struct seg_bucket);
 	h->sample_rate = rate;
 	h->bucket_off = off;
-	h->bucket_cap = max_buckets;
+	h->bucket_cap = cap;
 	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
 		h->created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	memcpy(h->magic, SEG_MAGIC, sizeof(h->magic)); /* last: the header is whole */
+	h->flags = table_info.flags;
+	h->state = table_info.state;
+	h->nsettings = table_info.nsettings;
+	memcpy(h->settings, table_info.settings, sizeof(h->settings));
+	memcpy(h->allocator, table_info.allocator, sizeof(h->allocator));
+	memcpy(h->note, table_info.note, sizeof(h->note));
+	*bytes = seg_bytes;
+	return h;
+}
 
-	table_buckets = (struct seg_bucket *)((char *)h + off);
+/* Makes h the table's segment and writes its magic last (release): the header is whole. */
+static void table_publish(struct seg_header *h, size_t bytes)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(h->magic, SEG_MAGIC, sizeof(h->magic));
+	table_buckets = (struct seg_bucket *)((char *)h + h->bucket_off);
+	table_seg_bytes = bytes;
+	__atomic_store_n(&table_seg, h, __ATOMIC_RELEASE);
+}
+
+int table_init(uint64_t rate, uint32_t max_buckets)
+{
+	struct seg_header *h;
+	uint64_t *index;
+	size_t index_bytes, seg_bytes, slots = 64;
+	int saved;
+
+	if (max_buckets < 1)
+		max_buckets = 1;
+	if (max_buckets > SEG_MAX_BUCKETS)
+		max_buckets = SEG_MAX_BUCKETS;
+	/* At most half full, so that a probe always meets an empty slot. */
+	while (slots < 2 * (size_t)max_buckets)
+		slots *= 2;
+	index_bytes = table_round(slots * sizeof(uint64_t), 4096);
+	index = mmap(NULL, index_bytes, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (index == MAP_FAILED)
+		return -1;
+	h = table_new_segment(rate, max_buckets, &seg_bytes);
+	if (h == NULL) {
+		saved = errno;
+		munmap(index, index_bytes);
+		errno = saved;
+		return -1;
+	}
 	table_cap = max_buckets;
 	table_index = index;
 	table_index_bytes = index_bytes;
 	table_mask = (uint32_t)(slots - 1);
-	table_seg_bytes = seg_bytes;
 	table_rate = rate;
 	table_mutex = 0;
-	__atomic_store_n(&table_seg, h, __ATOMIC_RELEASE);
+	table_publish(h, seg_bytes);
 	return 0;
-
-err:
-	saved = errno;
-	if (h != NULL)
-		munmap(h, seg_bytes);
-	if (fd >= 0)
-		close(fd);
-	if (index != MAP_FAILED)
-		munmap(index, index_bytes);
-	errno = saved;
-	return -1;
 }
 
 void table_fini(void)
@@ -128,23 +153,128 @@ void table_fini(void)
 	table_buckets = NULL;
 }
 
+/*
+ * A whole copy of bucket s, read under its sequence lock as a reader
+ * would (the parent keeps writing the shared original after fork). Gives
+ * up waiting after a bound (a stopped parent must not hang its child) and
+ * keeps the last copy.
+ */
+static void table_read_bucket(struct seg_bucket *c, const struct seg_bucket *s)
+{
+	uint64_t s1, s2;
+	unsigned tries;
+
+	for (tries = 0; tries < 4096; tries++) {
+		s1 = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		memcpy(c, s, sizeof(*c));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+		if (s1 == s2 && !(s1 & 1) && c->seq_end == s1)
+			break;
+		if (tries < 64)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
+	}
+	if (c->nframes > SEG_MAX_FRAMES)
+		c->nframes = SEG_MAX_FRAMES;
+}
+
+/*
+ * Bucket d of the child: the parent's bucket s reduced to its live blocks
+ * (allocated minus freed, free counters zero), so that a block the child
+ * frees later leaves it. A thread bucket starts empty: the child has
+ * created no thread yet.
+ */
+static void table_inherit_bucket(struct seg_bucket *d, const struct seg_bucket *s)
+{
+	struct seg_bucket c;
+
+	table_read_bucket(&c, s);
+	d->kind = c.kind;
+	d->flags = c.flags;
+	d->nframes = c.nframes;
+	d->hash = c.hash;
+	memcpy(d->frames, c.frames, c.nframes * sizeof(c.frames[0]));
+	if (c.kind != SEG_KIND_ALLOC)
+		return;
+	d->alloc_samples = c.alloc_samples > c.free_samples ? c.alloc_samples - c.free_samples : 0;
+	d->alloc_sampled_bytes = c.alloc_sampled_bytes > c.free_sampled_bytes ?
+					 c.alloc_sampled_bytes - c.free_sampled_bytes : 0;
+	d->alloc_objects = c.alloc_objects > c.free_objects ? c.alloc_objects - c.free_objects : 0;
+	d->alloc_bytes = c.alloc_bytes > c.free_bytes ? c.alloc_bytes - c.free_bytes : 0;
+}
+
+/* In the child: tells the parent (through the shared old segment) that this fork's copy is done. */
+static void table_signal_copied(struct seg_header *old)
+{
+	uint64_t v = __atomic_load_n(&old->fork_copied, __ATOMIC_RELAXED);
+
+	while (v < table_fork_gen && !__atomic_compare_exchange_n(&old->fork_copied, &v, table_fork_gen,
+								  1, __ATOMIC_RELEASE,
+								  __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * In the parent, before the first counter change after a fork: waits
+ * (yielding) until the child has copied the buckets, so that its copy
+ * is the state at the fork; gives up after 10 ms (a stopped or dead
+ * child must not stall the parent).
+ */
+static void table_wait_child(struct seg_header *hd)
+{
+	uint64_t gen = __atomic_load_n(&table_wait_gen, __ATOMIC_ACQUIRE), start = 0, now;
+	struct timespec ts;
+
+	while (gen != 0 && __atomic_load_n(&hd->fork_copied, __ATOMIC_ACQUIRE) < gen) {
+		if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+			break;
+		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		if (start == 0)
+			start = now;
+		else if (now - start > 10000000u)
+			break;
+		sched_yield();
+	}
+	/* Only this fork's wait ends here; a later fork's is not cleared. */
+	__atomic_compare_exchange_n(&table_wait_gen, &gen, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 int table_restart(void)
 {
-	struct seg_header *old = table_seg;
-	uint64_t *old_index = table_index;
-	size_t old_bytes = table_seg_bytes, old_index_bytes = table_index_bytes;
-	uint32_t cap = table_cap;
-	int rc;
+	struct seg_header *old = table_seg, *h;
+	struct seg_bucket *ob = table_buckets;
+	size_t old_bytes = table_seg_bytes, bytes;
+	uint64_t i, n = table_fork_count;
 
 	table_mutex = 0;
+	table_wait_gen = 0; /* the child waits for no one */
 	if (old == NULL)
 		return -1;
 	table_seg = NULL;
-	rc = table_init(table_rate, cap);
-	/* Only after the new one exists, so a failure leaves nothing mapped twice. */
+	h = table_new_segment(table_rate, table_cap, &bytes);
+	if (h == NULL) {
+		table_signal_copied(old);
+		munmap(old, old_bytes);
+		munmap(table_index, table_index_bytes);
+		table_index = NULL;
+		table_buckets = NULL;
+		return -1;
+	}
+	if (n > table_cap)
+		n = table_cap;
+	/* Same bucket numbers: the private index, the pool records, the block table stay right. */
+	for (i = 0; i < n; i++)
+		table_inherit_bucket((struct seg_bucket *)((char *)h + h->bucket_off) + i, &ob[i]);
+	h->bucket_count = n;
+	h->inherited = n;
+	h->parent_pid = old->pid;
+	h->dropped = 0;
+	table_publish(h, bytes);
+	table_signal_copied(old);
 	munmap(old, old_bytes);
-	munmap(old_index, old_index_bytes);
-	return rc;
+	return 0;
 }
 
 /* 64-bit hash of kind and frames (multiply-xorshift per frame). */
@@ -257,6 +387,8 @@ void table_add(int32_t b, int is_free, uint64_t size, double w)
 
 	if (hd == NULL || b < 0 || (uint64_t)b >= __atomic_load_n(&hd->bucket_count, __ATOMIC_ACQUIRE))
 		return;
+	if (__builtin_expect(__atomic_load_n(&table_wait_gen, __ATOMIC_RELAXED) != 0, 0))
+		table_wait_child(hd);
 	k = &table_buckets[b];
 	for (;;) {
 		s = __atomic_load_n(&k->seq, __ATOMIC_RELAXED);
@@ -293,6 +425,26 @@ void table_count_dropped(void)
 		__atomic_fetch_add(&hd->dropped, 1, __ATOMIC_RELAXED);
 }
 
+void table_count_no_pool(void)
+{
+	struct seg_header *hd = __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
+
+	if (hd != NULL)
+		__atomic_fetch_add(&hd->no_pool, 1, __ATOMIC_RELAXED);
+}
+
+void table_set_info(const struct seg_header *info)
+{
+	table_info.flags = info->flags;
+	table_info.state = info->state;
+	table_info.nsettings = info->nsettings > SEG_MAX_SETTINGS ? SEG_MAX_SETTINGS : info->nsettings;
+	memcpy(table_info.settings, info->settings, sizeof(table_info.settings));
+	memcpy(table_info.allocator, info->allocator, sizeof(table_info.allocator));
+	memcpy(table_info.note, info->note, sizeof(table_info.note));
+	table_info.allocator[sizeof(table_info.allocator) - 1] = 0;
+	table_info.note[sizeof(table_info.note) - 1] = 0;
+}
+
 void table_count_thread(void)
 {
 	struct seg_header *hd = __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
@@ -309,9 +461,29 @@ const struct seg_header *table_segment(void)
 void table_lock(void)
 {
 	lock_take(&table_mutex);
+	table_fork_count = table_seg != NULL ? table_seg->bucket_count : 0;
 }
 
 void table_unlock(void)
 {
 	lock_give(&table_mutex);
+}
+
+void table_fork_prepare(void)
+{
+	table_lock();
+	if (table_seg != NULL)
+		table_fork_gen = __atomic_add_fetch(&table_seg->fork_started, 1, __ATOMIC_RELAXED);
+}
+
+void table_fork_parent(void)
+{
+	if (table_seg != NULL)
+		__atomic_store_n(&table_wait_gen, table_fork_gen, __ATOMIC_RELEASE);
+	table_unlock();
+}
+
+void table_reset_lock(void)
+{
+	table_mutex = 0;
 }

@@ -38,12 +38,24 @@ int table_init(uint64_t rate, uint32_t max_buckets);
 void table_fini(void);
 
 /*
- * In a fork child: makes a fresh segment (own memfd, this pid, zero
- * counters) with the parent's parameters and unmaps the inherited one,
- * which belongs to the parent. Resets the lock. 0, or -1 with the table
- * off.
+ * In a fork child: makes a segment of its own (own memfd, this pid) with
+ * the parent's parameters, whose buckets are the parent's as the last
+ * table_lock() saw them, same numbers, each reduced to its live blocks
+ * (segment.h), and unmaps the inherited one, which belongs to the parent.
+ * Only syscalls and copies: no lock, no allocation. Resets the lock. 0,
+ * or -1 with the table off.
  */
 int table_restart(void);
+
+/*
+ * What every segment this process makes carries besides its buckets:
+ * info's flags, state, nsettings, settings, allocator and note. Call
+ * before table_init; fork children keep it.
+ */
+void table_set_info(const struct seg_header *info);
+
+/* header.no_pool += 1 (a sampled block the pool could not give). */
+void table_count_no_pool(void);
 
 /*
  * The index of the bucket for (kind, flags, frames[0..n)), created if new;
@@ -68,8 +80,23 @@ void table_count_thread(void);
 /* The segment, or NULL when the table is off (for tests and the shim). */
 const struct seg_header *table_segment(void);
 
-/* Takes / releases the append lock (around fork, so no child inherits it held). */
+/*
+ * Takes / releases the append lock (around fork, so no child inherits it
+ * held); table_lock also notes the bucket count for table_restart.
+ */
 void table_lock(void);
 void table_unlock(void);
+
+/* In a fork child, whether or not the table exists: the lock free again. */
+void table_reset_lock(void);
+
+/*
+ * The fork handlers' halves: prepare takes the lock, notes the bucket
+ * count and numbers the fork (header.fork_started); parent releases the
+ * lock and makes the next counter change wait for the child's copy
+ * (header.fork_copied, set by table_restart in the child; 10 ms at most).
+ */
+void table_fork_prepare(void);
+void table_fork_parent(void);
 
 #endif

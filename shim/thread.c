@@ -21,7 +21,8 @@ static void shim_thread_record(void)
 	uint32_t flags, n;
 	int32_t b;
 
-	if (t->busy || __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) != SHIM_READY)
+	if (t->busy || __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) != SHIM_READY ||
+	    !shim_activate())
 		return;
 	t->busy++;
 	n = stack_capture(frames, SEG_MAX_FRAMES, &flags);

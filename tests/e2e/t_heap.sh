@@ -74,21 +74,34 @@ check "pprof parses the heap text form" grep -q 'alloc_objects/count alloc_space
 "$ATTACH" -p "$tp" -t threadcreate --format text -o "$WORK/tc.prof" -q
 check "threadcreate text form" grep -q '^threadcreate profile: total 9$' "$WORK/tc.prof"
 
-# A forked child gets a table of its own: its allocations, not its parent's.
-LD_PRELOAD=$SHIM CPROF_SAMPLE_RATE=65536 start_target heapload -f
-parent=$TPID
-child=$(awk '/^child/ { print $2 }' "$WORK/heapload.out")
-PIDS="$PIDS $child"
-check "the child has exactly one segment of its own" \
-	[ "$(grep -c 'memfd:cprof-segment' /proc/"$child"/maps)" = 1 ]
-"$ATTACH" -p "$child" -t heap -o "$WORK/child.pb.gz" -q
-"$PBDUMP" "$WORK/child.pb.gz" >"$WORK/child.txt"
-got=$(value 4 keep_child "$WORK/child.txt")
-check "the child's heap shows keep_child (16 MiB): $got bytes (within 15%)" near "$got" 16777216 2516582
-check "the child's heap does not hold its parent's samples" [ "$(value 4 keep_small "$WORK/child.txt")" = 0 ]
-"$ATTACH" -p "$parent" -t heap -o "$WORK/parent.pb.gz" -q
-check "the parent's heap does not hold the child's samples" \
-	[ "$(value 4 keep_child <("$PBDUMP" "$WORK/parent.pb.gz"))" = 0 ]
+# A forked child's table starts as its parent's live samples: the child
+# shows what it inherited and what it allocated, not what it freed; the
+# parent keeps its own. The same through a daemon's double fork.
+for mode in -f -d; do
+	LD_PRELOAD=$SHIM CPROF_SAMPLE_RATE=65536 start_target heapload "$mode"
+	parent=$TPID
+	child=$(awk '/^child/ { print $2 }' "$WORK/heapload.out")
+	PIDS="$PIDS $child"
+	check "$mode: the child has exactly one segment of its own" \
+		[ "$(grep -c 'memfd:cprof-segment' /proc/"$child"/maps)" = 1 ]
+	"$ATTACH" -p "$child" -t heap -o "$WORK/child.pb.gz" -q
+	"$PBDUMP" "$WORK/child.pb.gz" >"$WORK/child.txt"
+	got=$(value 4 keep_child "$WORK/child.txt")
+	check "$mode: the child's heap shows keep_child (16 MiB): $got bytes (within 15%)" near "$got" 16777216 2516582
+	for spec in keep_small:81920000 keep_calloc:64000000 keep_realloc:4194304 keep_aligned:65536000; do
+		f=${spec%:*}
+		want=${spec#*:}
+		got=$(value 4 "$f" "$WORK/child.txt")
+		check "$mode: the child inherited $f: $got bytes, truth $want (within 15%)" near "$got" "$want" "$((want * 15 / 100))"
+	done
+	check "$mode: keep_big, freed in the child, is gone from its heap ($(value 4 keep_big "$WORK/child.txt"))" \
+		below "$(value 4 keep_big "$WORK/child.txt")" 1
+	"$ATTACH" -p "$parent" -t heap -o "$WORK/parent.pb.gz" -q
+	"$PBDUMP" "$WORK/parent.pb.gz" >"$WORK/parent.txt"
+	check "$mode: the parent's heap does not hold the child's samples" [ "$(value 4 keep_child "$WORK/parent.txt")" = 0 ]
+	got=$(value 4 keep_big "$WORK/parent.txt")
+	check "$mode: the parent still holds keep_big: $got bytes" near "$got" 8388608 1258291
+done
 
 # Without the shim: the exact LD_PRELOAD line.
 start_target duty

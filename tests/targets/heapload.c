@@ -14,8 +14,12 @@
  * steady_alloc(), paced by the clock, for as long as the program runs.
  * It prints "ready PID" when the live sets are in place, then every 100 ms
  * "tick BYTES" with the bytes steady_alloc() has allocated so far.
- * With -f it also forks a child that keeps 16 MiB in keep_child() (1 KiB
- * blocks) and prints "child PID" once they are allocated.
+ * With -f it also forks a child that inherits all of the above, frees
+ * keep_big's 8 MiB, keeps 16 MiB more in keep_child() (1 KiB blocks) and
+ * prints "child PID" once they are allocated. With -d the same child is
+ * made as a daemon makes its worker: fork, the first child forks again
+ * and exits, the grandchild calls setsid; "child PID" names the
+ * grandchild.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define STEADY_RATE (16u << 20)
@@ -40,6 +45,7 @@ void steady_alloc(void);
 void keep_child(void);
 
 static void *kept[64000];
+static void *big_blocks[8];
 static size_t nkept;
 static atomic_ullong steady_bytes;
 
@@ -61,8 +67,10 @@ __attribute__((noinline)) void keep_small(void)
 
 __attribute__((noinline)) void keep_big(void)
 {
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 8; i++) {
 		keep(malloc(1 << 20));
+		big_blocks[i] = kept[nkept - 1];
+	}
 }
 
 __attribute__((noinline)) void keep_calloc(void)
@@ -178,25 +186,36 @@ __attribute__((noinline)) void keep_child(void)
 	}
 }
 
-static void fork_child(void)
+static void fork_child(int daemon)
 {
 	int fds[2];
-	char c;
-	pid_t pid;
+	pid_t pid, got;
 
 	if (pipe(fds) < 0)
 		exit(1);
 	pid = fork();
 	if (pid == 0) {
+		if (daemon) {
+			pid_t g = fork();
+
+			if (g != 0)
+				_exit(g < 0);
+			setsid();
+		}
+		for (int i = 0; i < 8; i++)
+			free(big_blocks[i]);
 		keep_child();
-		if (write(fds[1], "x", 1) != 1)
+		got = getpid();
+		if (write(fds[1], &got, sizeof(got)) != (ssize_t)sizeof(got))
 			_exit(1);
 		for (;;)
 			pause();
 	}
-	if (pid < 0 || read(fds[0], &c, 1) != 1)
+	if (pid < 0 || read(fds[0], &got, sizeof(got)) != (ssize_t)sizeof(got))
 		exit(1);
-	printf("child %d\n", (int)pid);
+	if (daemon)
+		waitpid(pid, NULL, 0);
+	printf("child %d\n", (int)got);
 }
 
 int main(int argc, char **argv)
@@ -212,8 +231,8 @@ int main(int argc, char **argv)
 	churn();
 	spawn_five();
 	spawn_three();
-	if (argc > 1 && !strcmp(argv[1], "-f"))
-		fork_child();
+	if (argc > 1 && (!strcmp(argv[1], "-f") || !strcmp(argv[1], "-d")))
+		fork_child(!strcmp(argv[1], "-d"));
 	pthread_create(&t, NULL, steady_thread, NULL);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);

@@ -208,20 +208,95 @@ static void test_intervals_bounded(void **state)
 	}
 }
 
+/*
+ * The shim computes its own logarithm and expm1 (no libm in the target):
+ * weights match libm's to a few ulp over sizes and rates, and intervals
+ * keep their mean.
+ */
+static void test_own_math(void **state)
+{
+	struct sample_rng r;
+	double worst = 0, sum = 0;
+	uint64_t sz, rate;
+	int i;
+
+	(void)state;
+	for (sz = 1; sz < ((uint64_t)1 << 40); sz = sz * 1.07 + 1) {
+		for (rate = 2; rate < ((uint64_t)1 << 40); rate *= 3) {
+			double want = 1 / (-expm1(-(double)sz / (double)rate));
+			double e = fabs(sample_weight(sz, rate) / (want < 1 ? 1 : want) - 1);
+
+			worst = e > worst ? e : worst;
+		}
+	}
+	assert_true(worst < 1e-14);
+	sample_seed(&r, 11);
+	for (i = 0; i < 1000000; i++)
+		sum += (double)sample_interval(&r, 1000000);
+	assert_true(fabs(sum / i / 1e6 - 1) < 0.005); /* sd 0.001 */
+}
+
+/* parse(s, max): the value, or -(problem) when refused (*out untouched). */
+static int64_t parse(const char *s, uint64_t max)
+{
+	uint64_t v = 777;
+	int rc = sample_parse_size(s, max, &v);
+
+	if (rc != SAMPLE_PARSE_OK) {
+		assert_true(v == 777);
+		return -rc;
+	}
+	return (int64_t)v;
+}
+
 static void test_parse(void **state)
 {
+	const int64_t nan = -SAMPLE_PARSE_NOT_A_NUMBER, neg = -SAMPLE_PARSE_NEGATIVE,
+		      big = -SAMPLE_PARSE_TOO_LARGE;
+
 	(void)state;
-	assert_true(sample_parse_u64(NULL, 7, 100) == 7);
-	assert_true(sample_parse_u64("", 7, 100) == 7);
-	assert_true(sample_parse_u64("42", 7, 100) == 42);
-	assert_true(sample_parse_u64(" 42\n", 7, 100) == 42);
-	assert_true(sample_parse_u64("0", 7, 100) == 0);
-	assert_true(sample_parse_u64("101", 7, 100) == 7);
-	assert_true(sample_parse_u64("-1", 7, 100) == 7);
-	assert_true(sample_parse_u64("12k", 7, 100) == 7);
-	assert_true(sample_parse_u64("0x10", 7, 100) == 7);
-	assert_true(sample_parse_u64("18446744073709551615", 7, UINT64_MAX) == UINT64_MAX);
-	assert_true(sample_parse_u64("18446744073709551616", 7, UINT64_MAX) == 7);
+	/* Plain numbers, blanks around. */
+	assert_true(parse("42", 100) == 42);
+	assert_true(parse(" 42\n", 100) == 42);
+	assert_true(parse("+42", 100) == 42);
+	assert_true(parse("0", 100) == 0);
+	assert_true(parse("1", 100) == 1);
+	/* The suffixes users write: binary multiples, optional B. */
+	assert_true(parse("64k", 1 << 30) == 65536);
+	assert_true(parse("512K", 1 << 30) == 524288);
+	assert_true(parse("1M", 1 << 30) == 1048576);
+	assert_true(parse("1m", 1 << 30) == 1048576);
+	assert_true(parse("2g", (uint64_t)1 << 40) == 2147483648);
+	assert_true(parse("64KB", 1 << 30) == 65536);
+	assert_true(parse("64kb ", 1 << 30) == 65536);
+	/* Garbage. */
+	assert_true(parse(NULL, 100) == nan);
+	assert_true(parse("", 100) == nan);
+	assert_true(parse("   ", 100) == nan);
+	assert_true(parse("abc", 100) == nan);
+	assert_true(parse("k", 100) == nan);
+	assert_true(parse("12x", 100) == nan);
+	assert_true(parse("0x10", 100) == nan);
+	assert_true(parse("1.5M", 1 << 30) == nan);
+	assert_true(parse("64 k", 1 << 30) == nan);
+	assert_true(parse("64kk", 1 << 30) == nan);
+	assert_true(parse("64t", (uint64_t)1 << 62) == nan);
+	assert_true(parse("-", 100) == nan);
+	/* Negative. */
+	assert_true(parse("-1", 100) == neg);
+	assert_true(parse(" -64k", 100) == neg);
+	/* Too large, also past 2^64 and through a suffix. */
+	assert_true(parse("101", 100) == big);
+	assert_true(parse("1k", 1000) == big);
+	assert_true(parse("1k", 1024) == 1024);
+	{
+		uint64_t v = 0;
+
+		assert_int_equal(sample_parse_size("18446744073709551615", UINT64_MAX, &v), 0);
+		assert_true(v == UINT64_MAX);
+	}
+	assert_true(parse("99999999999999999999999", UINT64_MAX) == big);
+	assert_true(parse("17179869184G", UINT64_MAX) == big);
 }
 
 int main(void)
@@ -233,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_rate_one),
 		cmocka_unit_test(test_rate_zero),
 		cmocka_unit_test(test_weights),
+		cmocka_unit_test(test_own_math),
 		cmocka_unit_test(test_intervals_bounded),
 		cmocka_unit_test(test_parse),
 	};

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -110,27 +111,103 @@ static void test_buckets(void **state)
 	table_fini();
 }
 
+/*
+ * A fork child's segment: its own memfd, the parent's buckets (as
+ * table_lock saw them) with the same numbers, each reduced to its live
+ * blocks; thread buckets empty; the lock free again.
+ */
 static void test_restart(void **state)
 {
-	const struct seg_header *old, *h;
-	uint64_t f[1] = { 0x401000 };
+	const struct seg_header *h;
+	const struct seg_bucket *k;
+	struct seg_header info = { 0 };
+	uint64_t f[1] = { 0x401000 }, g[1] = { 0x402000 }, t[1] = { 0x403000 };
 
 	(void)state;
+	info.nsettings = 1;
+	snprintf(info.settings[0].name, sizeof(info.settings[0].name), "CPROF_SAMPLE_RATE");
+	snprintf(info.allocator, sizeof(info.allocator), "libc.so.6");
+	table_set_info(&info);
 	assert_int_equal(table_init(1000, 8), 0);
-	old = table_segment();
 	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f, 1), 0);
+	assert_int_equal(table_bucket(SEG_KIND_THREAD, 0, t, 1), 1);
+	table_add(0, 0, 100, 2.0);
+	table_add(0, 0, 100, 2.0);
+	table_add(0, 1, 100, 2.0);
+	table_add(1, 0, 0, 1.0);
 	table_lock(); /* as the fork prepare handler leaves it in the child */
 	assert_int_equal(table_restart(), 0);
 	h = table_segment();
 	assert_non_null(h);
-	assert_int_equal(h->bucket_count, 0);
+	assert_int_equal(h->bucket_count, 2);
+	assert_int_equal(h->inherited, 2);
+	assert_int_equal(h->parent_pid, getpid());
 	assert_int_equal(h->bucket_cap, 8);
 	assert_int_equal(h->sample_rate, 1000);
+	assert_int_equal(h->nsettings, 1);
+	assert_string_equal(h->allocator, "libc.so.6");
 	assert_int_equal(maps_count("/memfd:" SEG_NAME), 1); /* the old one is gone */
-	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f, 1), 0); /* lock free again */
-	(void)old;
+	k = (const struct seg_bucket *)((const char *)h + h->bucket_off);
+	assert_int_equal(k[0].alloc_samples, 1);
+	assert_int_equal(k[0].alloc_sampled_bytes, 100);
+	assert_true(k[0].alloc_objects == 2.0 && k[0].alloc_bytes == 200.0);
+	assert_int_equal(k[0].free_samples, 0);
+	assert_int_equal(k[0].frames[0], 0x401000);
+	assert_int_equal(k[1].kind, SEG_KIND_THREAD);
+	assert_int_equal(k[1].alloc_samples, 0);
+	/* Same numbers: the inherited index still finds them; the lock is free again. */
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f, 1), 0);
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, g, 1), 2);
+	table_add(0, 1, 100, 2.0); /* the child frees the inherited block */
+	assert_true(k[0].alloc_bytes - k[0].free_bytes == 0.0);
 	table_fini();
 	assert_int_equal(table_restart(), -1);
+	memset(&info, 0, sizeof(info));
+	table_set_info(&info);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * After a fork the parent changes no counter until the child has copied
+ * the buckets (fork_copied), and waits 10 ms at most for a child that
+ * never does; once.
+ */
+static void test_fork_wait(void **state)
+{
+	const struct seg_header *h;
+	uint64_t f[1] = { 0x401000 };
+	double t0, waited;
+
+	(void)state;
+	assert_int_equal(table_init(1000, 8), 0);
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f, 1), 0);
+	table_fork_prepare();
+	table_fork_parent();
+	h = table_segment();
+	assert_int_equal(h->fork_started, 1);
+	assert_int_equal(h->fork_copied, 0);
+	t0 = mono_s();
+	table_add(0, 0, 1, 1.0);
+	waited = mono_s() - t0;
+	assert_true(waited >= 0.009 && waited < 1.0);
+	t0 = mono_s();
+	table_add(0, 0, 1, 1.0);
+	assert_true(mono_s() - t0 < 0.005); /* once only */
+	/* A child that copied: no wait at all. */
+	table_fork_prepare();
+	table_fork_parent();
+	((struct seg_header *)h)->fork_copied = 2;
+	t0 = mono_s();
+	table_add(0, 0, 1, 1.0);
+	assert_true(mono_s() - t0 < 0.005);
+	table_fini();
 }
 
 #define WRITES 200000
@@ -203,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_fork_wait),
 		cmocka_unit_test(test_seqlock),
 	};
 
