@@ -49,10 +49,15 @@ static void sampler_push(void *ctx, struct snapshot *snap)
 }
 
 /*
- * A CPU sample stands for CPU used where the thread ran. A stop that broke
- * a sleep shows where the thread waits: it carries nothing, and the CPU
- * pending stays for the thread's next sample found running (README, "How a
- * CPU sample is weighted", gives the argument).
+ * A CPU sample stands for CPU used where the thread ran. A stop that found
+ * the thread off a CPU shows where it waits, so the CPU pending goes to
+ * where its last sample found it running (the same stack again): that
+ * place is as much a draw from where the thread runs as its next one
+ * would be (README: "A CPU sample stands for CPU used where the thread
+ * ran"), and nothing waits on a thread that is rarely caught running (a
+ * pipe reader behind a dozen busy threads was found in user code a few
+ * times a capture, and its CPU was carried to the end, unattributed). A
+ * thread never yet found running keeps its CPU for its first such sample.
  */
 static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
 {
@@ -60,8 +65,14 @@ static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
 
 	if (snap->how == SNAP_STOPPED && snap->slept) {
 		sm->found_asleep++;
-		snapshot_free(snap);
-		return;
+		if (!(t->flags & THREAD_CHARGED) || !t->cpu_pending) {
+			snapshot_free(snap);
+			return;
+		}
+		snap->how = SNAP_REPEAT;
+		snap->img.nstacks = 0;
+	} else if (snap->how == SNAP_STOPPED) {
+		t->flags |= THREAD_CHARGED;
 	}
 	snap->weight = (int64_t)t->cpu_pending;
 	t->cpu_pending = 0;
@@ -286,6 +297,10 @@ static void sampler_finish(struct sampler *sm, struct session *s)
 	n = tids ? threads_tids(&s->threads, tids, s->threads.count) : 0;
 	for (i = 0; i < n; i++)
 		if ((t = threads_get(&s->threads, tids[i]))) {
+			/* CPU still pending goes where the thread was last found running. */
+			if (sm->kind->policy == POLICY_CPU && (t->flags & THREAD_CHARGED) &&
+			    t->cpu_pending && !(t->flags & THREAD_HELD))
+				session_repeat(s, t, 1, 0, emit_cpu, sm);
 			sm->cpu_unattributed_ns += t->cpu_pending;
 			if (sm->kind->policy == POLICY_WALL)
 				wall_flush(sm, s, t, sm->ticks);

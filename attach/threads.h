@@ -25,6 +25,7 @@
 #define THREAD_ASLEEP 4u       /* its last sample was read asleep; asleep_* are valid */
 #define THREAD_READ 8u         /* the sampler read its clock this tick already */
 #define THREAD_DEFERRED 16u    /* held; copied for session.defer_emit when its stop comes */
+#define THREAD_CHARGED 32u     /* cpu: a sample found it running (its last stack is one) */
 
 struct thread {
 	pid_t tid;
