@@ -12,7 +12,9 @@
 # finish_task_switch under clock_nanosleep); the thread's own measurement
 # counts it outside the handler, the profile carries it to where the
 # thread runs next. Before samples found asleep carried their CPU on, the
-# handler got 7-70%.
+# handler got 7-70% and the sleep 25-90%; the sleep's bar, 20%, allows for
+# 160 samples at 100 Hz (one run in ten saw 11%: the syscall's own kernel
+# side is a true sample there).
 . "$(dirname "$0")/lib.sh"
 
 # loops_now: ask the target for its counters; print "TID HANDLER_NS CPU_NS" lines.
@@ -53,7 +55,7 @@ one_case() {
 				if ($0 ~ /;wait_for_event(;|$)/) h += v[2] }
 			END { if (all) printf "%.1f", 100 * h / all; else print -1 }' "$WORK/$name.txt")
 		echo "$name: thread $tid wait_for_event $sleep_pct%"
-		check "$name: thread $tid's sleep gets under 10% of its CPU" below "$sleep_pct" 10
+		check "$name: thread $tid's sleep gets under 20% of its CPU" below "$sleep_pct" 20
 		check "$name: thread $tid's handler share within 9 points of its own measurement" \
 			near "$got" "$truth" 9 || { cat "$WORK/$name.stats"; go tool pprof -top -symbolize=none "$WORK/$name.pb.gz" 2>/dev/null | sed -n 6,14p; }
 	done
