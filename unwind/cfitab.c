@@ -50,7 +50,8 @@ static uint64_t rd_fixed(struct rd *r, size_t n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct rd *r)
+/* A LEB128 number; *last gets its last byte (the sign bit of a signed one). */
+static uint64_t rd_leb(struct rd *r, unsigned *shift_out, unsigned char *last)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -59,6 +60,8 @@ static uint64_t rd_uleb(struct rd *r)
 	do {
 		if (r->bad || r->pos >= r->end) {
 			r->bad = 1;
+			*shift_out = 0;
+			*last = 0;
 			return 0;
 		}
 		b = r->sec[r->pos++];
@@ -66,25 +69,25 @@ static uint64_t rd_uleb(struct rd *r)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
+	*shift_out = shift;
+	*last = b;
 	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	unsigned shift;
+	unsigned char b;
+
+	return rd_leb(r, &shift, &b);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
+	unsigned shift;
 	unsigned char b;
+	uint64_t v = rd_leb(r, &shift, &b);
 
-	do {
-		if (r->bad || r->pos >= r->end) {
-			r->bad = 1;
-			return 0;
-		}
-		b = r->sec[r->pos++];
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
 	if (shift < 64 && (b & 0x40))
 		v |= ~(uint64_t)0 << shift;
 	return (int64_t)v;
