@@ -14,6 +14,7 @@ TARGETS=$B/tests/targets
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cprof-e2e.XXXXXX")
 PIDS=""
 FAILED=0
+TARGET_ENV=()
 export GOCACHE=${GOCACHE:-$WORK/gocache} GOFLAGS=-mod=mod HOME=${HOME:-$WORK}
 
 cleanup() {
@@ -44,14 +45,15 @@ check() {
 }
 
 # start_target NAME [ARGS...]: start a target, wait for its "ready" line,
-# set TPID. The target's stdout goes to $WORK/NAME.out.
+# set TPID. Variables in the array TARGET_ENV (VAR=VALUE) are set for the
+# target alone. The target's stdout goes to $WORK/NAME.out.
 start_target() {
 	local name=$1 i
 	shift
 	# The redirection truncates in the child, after fork: a stale "ready"
 	# from an earlier target of the same name must not be there to see.
 	rm -f "$WORK/$name.out"
-	"$TARGETS/$name" "$@" >"$WORK/$name.out" 2>&1 &
+	env "${TARGET_ENV[@]}" "$TARGETS/$name" "$@" >"$WORK/$name.out" 2>&1 &
 	TPID=$!
 	PIDS="$PIDS $TPID"
 	for i in $(seq 1 200); do

@@ -18,21 +18,11 @@ value() {
 # start_env VAR=VALUE... -- NAME [ARGS]: start_target with the variables
 # set for the target alone (not for the helpers that wait for it).
 start_env() {
-	local vars=() name i
-	while [ "$1" != -- ]; do vars+=("$1"); shift; done
+	TARGET_ENV=()
+	while [ "$1" != -- ]; do TARGET_ENV+=("$1"); shift; done
 	shift
-	name=$1
-	shift
-	rm -f "$WORK/$name.out"
-	env "${vars[@]}" "$TARGETS/$name" "$@" >"$WORK/$name.out" 2>&1 &
-	TPID=$!
-	PIDS="$PIDS $TPID"
-	for i in $(seq 1 200); do
-		grep -q '^ready' "$WORK/$name.out" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "target $name did not start" >&2
-	exit 1
+	start_target "$@"
+	TARGET_ENV=()
 }
 
 # live_sets NAME: the heap test's live sets in $WORK/NAME.txt, within 15%.
