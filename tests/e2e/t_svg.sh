@@ -190,11 +190,19 @@ if not page:
 dt = DevTools(page["webSocketDebuggerUrl"])
 dt.call("Runtime.enable")
 dt.call("Page.enable")
-for _ in range(200):
-    if dt.js("document.readyState === 'complete' && document.documentElement.localName"):
+# Until the navigation commits, the target already carries the file's URL
+# but its document is the initial empty HTML page, complete and truthy: wait
+# for the SVG document itself (a loaded CI machine took more than a moment).
+loaded = "document.readyState === 'complete' && document.documentElement.localName === 'svg'"
+for _ in range(600):
+    if dt.js(loaded):
         break
     time.sleep(0.05)
-report(dt.js("document.documentElement.localName") == "svg", "the browser renders the file as SVG")
+report(dt.js("document.documentElement.localName") == "svg",
+       "the browser renders the file as SVG (document %r at %r)"
+       % (dt.js("document.documentElement.localName"), dt.js("document.URL")))
+if not dt.js(loaded):
+    sys.exit(1)
 
 # The page side: frames by their <title>, geometry as rendered.
 dt.js(r"""
@@ -217,7 +225,9 @@ window.T = {
   },
   // The widest frame that is neither an ancestor nor a descendant of the hot one.
   other: function () {
-    var h = T.hot(), hx = T.num(h, "x"), hv = T.num(h, "v"), best = null;
+    var h = T.hot(), best = null;
+    if (!h) return null;
+    var hx = T.num(h, "x"), hv = T.num(h, "v");
     T.frames().forEach(function (g) {
       var x = T.num(g, "x"), v = T.num(g, "v");
       if (x + v <= hx || x >= hx + hv)
