@@ -33,7 +33,7 @@ LIBS     := -lunwind-x86_64 -lunwind -lelf -lz -lprotobuf-c -lstdc++ -lm -pthrea
 
 # Everything but the program's main() goes into one static library that the
 # program and the unit tests link against.
-CORE_SRC := $(filter-out attach/main.c,$(wildcard common/*.c model/*.c writer/*.c unwind/*.c attach/*.c))
+CORE_SRC := $(filter-out attach/cli/main.c,$(wildcard common/*.c model/*.c writer/*.c unwind/*.c attach/*/*.c))
 PROTO_C  := $(B)/proto/profile.pb-c.c
 PROTO_H  := $(B)/proto/profile.pb-c.h
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/proto/profile.pb-c.o
@@ -127,7 +127,7 @@ $(B)/libcprof-core.a: $(CORE_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(PROG): $(B)/obj/attach/main.o $(B)/libcprof-core.a
+$(PROG): $(B)/obj/attach/cli/main.o $(B)/libcprof-core.a
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
 
 $(B)/tests/unit/test_shim_%: $(B)/obj/tests/unit/test_shim_%.o $(B)/obj-pic/shim/%.o
@@ -204,7 +204,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/cfitab.c attach/segment.c attach/sigframe.c
+FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/cfitab.c attach/source/segment.c attach/engine/sigframe.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "attach/segment.h"
+#include "attach/source/segment.h"
 
 #define BASE 0x7f0000001000ull
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "attach/sigframe.h"
+#include "attach/engine/sigframe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "attach/naming.h"
+#include "attach/cli/naming.h"
 
 static const struct name_vars vars = { 4242, 1795312988, 7, "cpu" }; /* 2026-11-22T02:03:08Z */
 

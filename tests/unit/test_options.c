@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "attach/kinds.h"
-#include "attach/options.h"
+#include "attach/kinds/kinds.h"
+#include "attach/cli/options.h"
 #include "common/err.h"
 
 static uint64_t dur(const char *s)

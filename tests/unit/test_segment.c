@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "attach/segment.h"
+#include "attach/source/segment.h"
 
 #define BASE 0x7f0000000000ull
 #define NB 8

@@ -1,0 +1,380 @@
+/*
+ * options.c — getopt_long over a table of options, --help generated from
+ * the same facts, and strict value parsers: a profiler run by a script must
+ * fail loudly on "-d 30" rather than capture for 30 nanoseconds.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attach/kinds/kinds.h"
+#include "attach/cli/options.h"
+#include "common/err.h"
+
+#ifndef CPROF_VERSION
+#define CPROF_VERSION "0.1"
+#endif
+
+static const struct {
+	const char *name;
+	unsigned bit;
+	const char *help;
+} formats[] = {
+	{ "pprof", FORMAT_PPROF, "gzip-compressed profile.proto for go tool pprof (default)" },
+	{ "text", FORMAT_TEXT, "Go's legacy text form, which pprof also reads" },
+	{ "dump", FORMAT_DUMP, "a thread dump for people: each thread, its state, its stack" },
+	{ "folded", FORMAT_FOLDED, "collapsed stacks for flamegraph.pl, inferno, speedscope" },
+	{ "svg", FORMAT_SVG, "an interactive flame graph: hover, click to zoom, search" },
+};
+
+unsigned format_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(formats[i].name, name))
+			return formats[i].bit;
+	return 0;
+}
+
+const char *format_name(unsigned format)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (formats[i].bit == format)
+			return formats[i].name;
+	return "?";
+}
+
+static const struct {
+	const char *name;
+	uint64_t ns;
+} units[] = {
+	{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
+	{ "s", 1000000000ull }, { "m", 60000000000ull }, { "h", 3600000000000ull },
+};
+
+int parse_duration(const char *s, uint64_t *out)
+{
+	long double total = 0;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -1;
+	while (*p) {
+		long double v = 0, scale = 1;
+		int digits = 0;
+		size_t i, best = 0, len;
+
+		while (*p >= '0' && *p <= '9') {
+			v = v * 10 + (*p++ - '0');
+			digits++;
+		}
+		if (*p == '.') {
+			p++;
+			while (*p >= '0' && *p <= '9') {
+				scale /= 10;
+				v += (*p++ - '0') * scale;
+				digits++;
+			}
+		}
+		if (!digits)
+			return -1;
+		/* The longest unit that matches: "ms" before "m". */
+		for (i = 0, len = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			size_t l = strlen(units[i].name);
+
+			if (l > len && !strncmp(p, units[i].name, l)) {
+				best = i;
+				len = l;
+			}
+		}
+		if (!len)
+			return -1;
+		p += len;
+		total += v * units[best].ns;
+		if (total > OPT_MAX_DURATION_NS)
+			return -1;
+	}
+	if (total < 1)
+		return -1;
+	*out = (uint64_t)total;
+	return 0;
+}
+
+int parse_uint(const char *s, uint64_t min, uint64_t max, int sizes, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !(*s >= '0' && *s <= '9'))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (sizes && (*end == 'K' || *end == 'k')) {
+		if (v > ULLONG_MAX / 1024)
+			return -1;
+		v *= 1024;
+		end++;
+	} else if (sizes && (*end == 'M' || *end == 'm')) {
+		if (v > ULLONG_MAX / (1024 * 1024))
+			return -1;
+		v *= 1024 * 1024;
+		end++;
+	}
+	if (*end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	const struct kind *k;
+	unsigned i, j, n;
+
+	fprintf(f,
+		"usage: cprof-attach -p PID [-t TYPE] [-d DURATION] [-F HZ] [-o FILE] [options]\n"
+		"\n"
+		"Attach to a running process from outside (ptrace), sample its threads,\n"
+		"detach, and write a pprof profile (gzip-compressed profile.proto) that\n"
+		"`go tool pprof` and `pprof` read. The target keeps running throughout;\n"
+		"no thread is left stopped, whatever happens to cprof-attach.\n"
+		"\n"
+		"options:\n"
+		"  -p, --pid PID          process to profile (required)\n"
+		"  -t, --type TYPE        profile type (default cpu), one of:\n");
+	k = kind_all(&n);
+	for (i = 0; i < n; i++)
+		fprintf(f, "                           %-12s %s\n", k[i].name, k[i].help);
+	fprintf(f, "      --format FORMAT    how to write it, one of:\n");
+	for (j = 0; j < sizeof(formats) / sizeof(formats[0]); j++) {
+		unsigned all = 1;
+
+		fprintf(f, "                           %-7s %s\n", formats[j].name, formats[j].help);
+		for (i = 0; i < n; i++)
+			all &= !!(k[i].formats & formats[j].bit);
+		if (all)
+			continue;
+		fprintf(f, "                                   (only");
+		for (i = 0; i < n; i++)
+			if (k[i].formats & formats[j].bit)
+				fprintf(f, " %s", k[i].name);
+		fprintf(f, ")\n");
+	}
+	fprintf(f,
+		"  -d, --duration DUR     how long to sample: 30s, 500ms, 2m, 1h, 1m30s (default 30s);\n"
+		"                         for heap, allocs, threadcreate: report the change over\n"
+		"                         DUR instead of the totals since the program started\n"
+		"  -F, --frequency HZ     samples per second per thread, %u..%u (default 100)\n"
+		"  -o, --output FILE      where to write the profile; - for standard output\n"
+		"                         (default: cprof-PID-TYPE-YYYYmmddTHHMMSSZ.pb.gz here,\n"
+		"                         its name printed on stderr)\n"
+		"      --every DUR        capture again every DUR (a window of DUR unless -d says less)\n"
+		"      --count N          with --every: this many captures (default 0: until\n"
+		"                         interrupted)\n"
+		"                         FILE may hold %%p (pid), %%t (UTC start, YYYYmmddTHHMMSSZ),\n"
+		"                         %%n (capture number, from 1), %%T (type), %%%% (a %%);\n"
+		"                         with --every it must hold %%n or %%t\n"
+		"      --summary json     print one JSON line per capture on stdout (on stderr\n"
+		"                         with -o -): path, type, pid, capture, exit, samples,\n"
+		"                         lost, duration_s, threads, start_ns, partial\n"
+		"      --top              print the top functions after a capture even when\n"
+		"                         stderr is not a terminal (on a terminal they are)\n"
+		"      --stack-size BYTES stack bytes copied per sample, 4K..1M (default 64K);\n"
+		"                         a handler on an alternate signal stack: both stacks\n"
+		"      --children         cpu, wall, threads: also every descendant process, present\n"
+		"                         and new, into the same profile, labelled pid and process\n"
+		"      --stats            print the profiler's own costs on stderr\n"
+		"  -q, --quiet            print only errors\n"
+		"  -h, --help             this help\n"
+		"  -V, --version          the version\n"
+		"\n"
+		"Stop early with Ctrl-C (SIGINT) or SIGTERM: what was collected is written.\n"
+		"Files appear atomically: a temporary file is renamed into place.\n"
+		"\n"
+		"exit codes:\n"
+		"  0  success\n"
+		"  1  internal error (out of memory, ...)\n"
+		"  2  usage error: bad option or value\n"
+		"  3  cannot attach: no such process, not permitted, already traced,\n"
+		"     a zombie, cprof-attach itself, or (heap types) no libcprof.so in it\n"
+		"  4  the target went away before anything was captured\n"
+		"  5  partial: the target exited or exec'd during a capture (what was\n"
+		"     captured was written), or a series ended early because it went away\n"
+		"  6  the profile could not be written\n",
+		OPT_MIN_HZ, OPT_MAX_HZ);
+}
+
+enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
+       OPT_CHILDREN };
+
+static const struct option longopts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "type", required_argument, NULL, 't' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "stack-size", required_argument, NULL, OPT_STACK },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "every", required_argument, NULL, OPT_EVERY },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "summary", required_argument, NULL, OPT_SUMMARY },
+	{ "top", no_argument, NULL, OPT_TOP },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+	uint64_t v;
+	int c, have_pid = 0, timing = 0, hz_given = 0, count_given = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->duration_ns = 30ull * 1000000000ull;
+	o->hz = 100;
+	o->kind = kind_find("cpu");
+	o->stack_cap = 64 * 1024;
+	o->format = FORMAT_PPROF;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":p:t:d:F:o:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_uint(optarg, 1, INT_MAX, 0, &v) < 0)
+				return error("invalid pid \"%s\": expected a process id", optarg);
+			o->pid = (pid_t)v;
+			have_pid = 1;
+			break;
+		case 't':
+			o->kind = kind_find(optarg);
+			if (!o->kind)
+				return error("unknown profile type \"%s\" (see --help for the types)",
+					     optarg);
+			break;
+		case 'd':
+			if (parse_duration(optarg, &o->duration_ns) < 0)
+				return error("invalid duration \"%s\": expected a positive number "
+					     "with a unit, such as 30s, 500ms, 2m or 1h",
+					     optarg);
+			o->duration_given = 1;
+			timing = timing ? timing : 'd';
+			break;
+		case 'F':
+			if (parse_uint(optarg, OPT_MIN_HZ, OPT_MAX_HZ, 0, &v) < 0)
+				return error("invalid frequency \"%s\": expected a whole number of "
+					     "Hz from %u to %u",
+					     optarg, OPT_MIN_HZ, OPT_MAX_HZ);
+			o->hz = (unsigned)v;
+			hz_given = 1;
+			break;
+		case 'o':
+			if (!*optarg)
+				return error("invalid output \"\": expected a file name or -");
+			o->output = optarg;
+			break;
+		case OPT_STACK:
+			if (parse_uint(optarg, OPT_MIN_STACK, OPT_MAX_STACK, 1, &v) < 0)
+				return error("invalid stack size \"%s\": expected 4K to 1M", optarg);
+			o->stack_cap = (size_t)v;
+			break;
+		case OPT_STATS:
+			o->stats = 1;
+			break;
+		case OPT_EVERY:
+			if (parse_duration(optarg, &o->every_ns) < 0)
+				return error("invalid period \"%s\" for --every: expected a positive "
+					     "number with a unit, such as 10s or 5m",
+					     optarg);
+			break;
+		case OPT_COUNT:
+			if (parse_uint(optarg, 0, 1000000000, 0, &v) < 0)
+				return error("invalid count \"%s\": expected a whole number (0: until "
+					     "interrupted)",
+					     optarg);
+			o->count = (unsigned)v;
+			count_given = 1;
+			break;
+		case OPT_SUMMARY:
+			if (strcmp(optarg, "json") != 0)
+				return error("unknown summary \"%s\": expected json", optarg);
+			o->summary_json = 1;
+			break;
+		case OPT_TOP:
+			o->top = 1;
+			break;
+		case OPT_CHILDREN:
+			o->children = 1;
+			break;
+		case OPT_FORMAT:
+			o->format = format_find(optarg);
+			if (!o->format)
+				return error("unknown format \"%s\": expected pprof, text, dump, folded "
+					     "or svg",
+					     optarg);
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("cprof-attach %s\n", CPROF_VERSION);
+			return 1;
+		case ':':
+			if (optopt)
+				return error("option \"-%c\" needs a value (see --help)", optopt);
+			return error("option \"%s\" needs a value (see --help)", argv[optind - 1]);
+		default:
+			if (optopt)
+				return error("unknown option \"-%c\" (see --help)", optopt);
+			return error("unknown option \"%s\" (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return error("unexpected argument \"%s\" (see --help)", argv[optind]);
+	if (!have_pid)
+		return error("no target: give the process id with -p PID (see --help)");
+	if (!(o->kind->formats & o->format))
+		return error("format \"%s\" is not available for %s profiles (see --help)",
+			     format_name(o->format), o->kind->name);
+	if (!o->every_ns) {
+		if (count_given && o->count != 1)
+			return error("--count needs --every (how often to capture)");
+		o->count = 1;
+	} else {
+		if (!count_given)
+			o->count = 0;
+		/* A window as long as the period, unless a shorter one was asked for. */
+		if (o->kind->duration == DURATION_WINDOW && !o->duration_given)
+			o->duration_ns = o->every_ns;
+		if (o->duration_given && o->duration_ns > o->every_ns)
+			return error("-d (%.3gs) is longer than --every (%.3gs): captures would overlap",
+				     (double)o->duration_ns / 1e9, (double)o->every_ns / 1e9);
+	}
+	o->progress = !o->quiet && isatty(STDERR_FILENO) && o->kind->duration == DURATION_WINDOW;
+	if (timing && o->kind->duration == DURATION_NONE)
+		return error("option \"-d\" does not apply to %s profiles, which are one snapshot",
+			     o->kind->name);
+	if (o->children && o->kind->policy == POLICY_SHIM)
+		return error("option \"--children\" does not apply to %s profiles yet: profile each "
+			     "process's segment on its own",
+			     o->kind->name);
+	if (hz_given && o->kind->policy != POLICY_CPU && o->kind->policy != POLICY_WALL)
+		return error("option \"-F\" does not apply to %s profiles, which are not sampled "
+			     "by time",
+			     o->kind->name);
+	return 0;
+}

@@ -1,0 +1,30 @@
+#ifndef CPROF_OUTPUT_H
+#define CPROF_OUTPUT_H
+/*
+ * output — writing one captured profile in the chosen format to its file,
+ * atomically (writer/outfile.h), and telling the user about it.
+ *
+ * Invariants:
+ *  - the output file is opened before the capture starts, so an unwritable
+ *    path fails before the target is touched; it appears under its final
+ *    name only when complete;
+ *  - the format table maps each --format to its writer and file extension.
+ */
+#include "attach/source/source.h"
+#include "writer/outfile.h"
+
+struct options;
+struct target;
+struct profile;
+
+/* The file extension for a format ("pb.gz", "txt", ...). */
+const char *output_ext(unsigned format);
+
+/*
+ * Encode prof as o->format and commit it to out (opened by the caller).
+ * Returns an EXIT_* code; on failure out is aborted and the reason printed.
+ */
+int output_write(const struct options *o, const struct target *t, const struct capture_report *rep,
+		 const struct profile *prof, struct outfile *out);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * report.c — messages about captures. JSON is written by hand: the few
+ * fields are numbers and two strings, which are escaped here (a path may
+ * hold any byte but NUL).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attach/kinds/kinds.h"
+#include "attach/cli/options.h"
+#include "attach/cli/report.h"
+#include "attach/engine/target.h"
+#include "common/buf.h"
+#include "common/err.h"
+#include "writer/top.h"
+
+void report_written(const struct options *o, const struct capture_report *rep, const char *path)
+{
+	const char *where = o->output && !strcmp(o->output, "-") ? "the profile to standard output" : path;
+
+	if (o->quiet)
+		return;
+	if (rep->stop_signal)
+		note("stopped early by %s", strsignal(rep->stop_signal));
+	if (rep->ptrace && rep->processes)
+		note("wrote %s: %llu samples from %llu threads in %llu processes over %.2fs", where,
+		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
+		     (unsigned long long)rep->processes, (double)rep->duration_ns / 1e9);
+	else if (rep->ptrace)
+		note("wrote %s: %llu samples from %llu threads over %.2fs", where,
+		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
+		     (double)rep->duration_ns / 1e9);
+	else
+		note("wrote %s: %llu stacks%s", where, (unsigned long long)rep->samples,
+		     o->duration_given ? ", the change over the window" : "");
+}
+
+/* "partial stacks by cause: no unwind info 12, stack not copied 1" */
+static void report_partial(const struct record_stats *rec)
+{
+	const char *sep = "";
+	unsigned c;
+
+	if (!rec->partial)
+		return;
+	fprintf(stderr, "cprof-attach: stats: partial stacks by cause:");
+	for (c = 1; c < UNWIND_NCAUSES; c++) {
+		if (!rec->partial_by[c])
+			continue;
+		fprintf(stderr, "%s %s %llu", sep, unwind_cause_name(c),
+			(unsigned long long)rec->partial_by[c]);
+		sep = ",";
+	}
+	fputc('\n', stderr);
+}
+
+void report_stats(const struct capture_report *r)
+{
+	const struct sampler *sm = &r->sm;
+
+	if (!r->ptrace) {
+		fprintf(stderr,
+			"cprof-attach: stats: %llu stacks read from libcprof.so's segment, %llu left "
+			"out as torn, %llu samples the shim dropped (table full); own CPU %.3fs\n",
+			(unsigned long long)r->samples, (unsigned long long)r->seg_torn,
+			(unsigned long long)r->seg_dropped, r->cpu_self_s);
+		return;
+	}
+	fprintf(stderr,
+		"cprof-attach: stats: %llu samples (%llu lost to a full queue), %llu threads seen, "
+		"%llu sampled; ticks: %llu of %llu taken (%llu missed while the sampler was "
+		"busy or waited for a CPU%s)\n",
+		(unsigned long long)sm->samples, (unsigned long long)sm->lost,
+		(unsigned long long)sm->stats.threads_seen, (unsigned long long)r->threads,
+		(unsigned long long)sm->ticks, (unsigned long long)(sm->ticks + sm->ticks_missed),
+		(unsigned long long)sm->ticks_missed,
+		sm->niced ? "; sampler at nice -10" : "");
+	fprintf(stderr,
+		"cprof-attach: stats: pause per stopped sample p50 %.1fus p99 %.1fus max %.1fus "
+		"(%llu stops, %llu timed out, %llu taken when the thread next had a CPU, %llu "
+		"found asleep: their CPU carried on); %llu sleeping threads read without a stop "
+		"(%llu read again: they woke during the copy)\n",
+		sm->pause_p50_ns / 1e3, sm->pause_p99_ns / 1e3, sm->stats.pause_ns_max / 1e3,
+		(unsigned long long)sm->stats.stops, (unsigned long long)sm->stats.stop_timeouts,
+		(unsigned long long)sm->stats.deferred, (unsigned long long)sm->found_asleep,
+		(unsigned long long)sm->stats.blocked_reads,
+		(unsigned long long)sm->stats.torn_reads);
+	fprintf(stderr,
+		"cprof-attach: stats: %llu signals passed on during stops, %llu EINTRs turned into "
+		"restarts, %.1fms CPU not attributed, %llu thread CPU clocks read, %llu idle "
+		"threads found unchanged, %llu reads of the thread list, %llu samples on an "
+		"alternate signal stack\n",
+		(unsigned long long)sm->stats.signals_passed, (unsigned long long)sm->stats.eintr_fixed,
+		sm->cpu_unattributed_ns / 1e6, (unsigned long long)sm->threads_read,
+		(unsigned long long)sm->stats.repeats, (unsigned long long)sm->stats.rescans,
+		(unsigned long long)sm->stats.altstack_copies);
+	fprintf(stderr,
+		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
+		"partial, %llu completed by frame-pointer recovery; own CPU %.3fs over %.3fs\n",
+		(unsigned long long)r->rec.stacks,
+		r->rec.stacks ? (double)r->rec.frames / (double)r->rec.stacks : 0.0,
+		(unsigned long long)r->rec.truncated, (unsigned long long)r->rec.partial,
+		(unsigned long long)r->rec.recovered, r->cpu_self_s, (double)r->duration_ns / 1e9);
+	report_partial(&r->rec);
+}
+
+void report_top(const struct profile *prof, unsigned n)
+{
+	struct buf b;
+
+	buf_init(&b, 1 << 20);
+	if (top_write(prof, top_default_value(prof), n, &b) == 0 && b.len &&
+	    write(STDERR_FILENO, b.data, b.len) < 0) {
+		/* stderr is gone; nothing to do */
+	}
+	buf_release(&b);
+}
+
+void report_json(const struct options *o, const struct target *t, const struct capture_report *rep,
+		 const char *path, unsigned number, int code)
+{
+	int fd = o->output && !strcmp(o->output, "-") ? STDERR_FILENO : STDOUT_FILENO;
+	struct buf b;
+	int r;
+
+	buf_init(&b, 1 << 16);
+	r = buf_printf(&b, "{\"path\":");
+	if (r == 0)
+		r = code == EXIT_OK || code == EXIT_PARTIAL ? buf_quote(&b, path, 1)
+							     : buf_printf(&b, "null");
+	if (r == 0)
+		r = buf_printf(&b, ",\"type\":\"%s\",\"pid\":%d,\"capture\":%u,\"exit\":%d,"
+			       "\"samples\":%llu,\"lost\":%llu,\"duration_s\":%.3f,\"threads\":%llu,"
+			       "\"start_ns\":%llu,\"partial\":%s}\n",
+			       o->kind->name, (int)t->pid, number, code,
+			       (unsigned long long)rep->samples,
+			       (unsigned long long)(rep->ptrace ? rep->sm.lost + rep->sm.stats.stop_timeouts
+								: rep->seg_dropped),
+			       (double)rep->duration_ns / 1e9, (unsigned long long)rep->threads,
+			       (unsigned long long)rep->start_real_ns,
+			       rep->gone || rep->execed ? "true" : "false");
+	if (r == 0 && write(fd, b.data, b.len) < 0) {
+		/* the reader went away; nothing to do */
+	}
+	buf_release(&b);
+}
+
+void report_progress(uint64_t elapsed_ns, uint64_t total_ns, uint64_t samples, uint64_t threads,
+		     int done)
+{
+	char line[160];
+	int n;
+
+	if (done)
+		n = snprintf(line, sizeof(line), "\r\033[K");
+	else
+		n = snprintf(line, sizeof(line),
+			     "\r\033[Kcprof-attach: %.1fs of %.1fs, %llu samples, %llu threads",
+			     elapsed_ns / 1e9, total_ns / 1e9, (unsigned long long)samples,
+			     (unsigned long long)threads);
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
+		/* nothing to do */
+	}
+}

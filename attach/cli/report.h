@@ -1,0 +1,41 @@
+#ifndef CPROF_REPORT_H
+#define CPROF_REPORT_H
+/*
+ * report — what cprof-attach tells people and scripts about a capture:
+ * the one-line note of what was written, the profiler's own costs
+ * (--stats), the top functions for a person at a terminal, one JSON line
+ * per capture for scripts (--summary json), and the live progress line.
+ *
+ * Invariants:
+ *  - people get stderr; the JSON line goes to stdout unless the profile
+ *    itself does (-o -), then to stderr; with -q only errors and the JSON
+ *    line (which was asked for) are printed;
+ *  - the progress line is drawn only on a terminal and erased when done,
+ *    so it never lands in a log.
+ */
+#include <stdint.h>
+
+#include "attach/source/source.h"
+
+struct options;
+struct target;
+struct profile;
+
+/* "wrote PATH: N samples from M threads over Ss" (unless quiet). */
+void report_written(const struct options *o, const struct capture_report *rep, const char *path);
+
+/* The --stats lines. */
+void report_stats(const struct capture_report *rep);
+
+/* The top functions (pprof -top style) on stderr. */
+void report_top(const struct profile *prof, unsigned n);
+
+/* One JSON object on one line: path, type, pid, capture number, samples, lost, ... */
+void report_json(const struct options *o, const struct target *t, const struct capture_report *rep,
+		 const char *path, unsigned number, int code);
+
+/* Draw (or, with done, erase) the progress line: elapsed of total, samples, threads. */
+void report_progress(uint64_t elapsed_ns, uint64_t total_ns, uint64_t samples, uint64_t threads,
+		     int done);
+
+#endif

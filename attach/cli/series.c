@@ -1,0 +1,173 @@
+/*
+ * series.c — the capture loop. Start times are kept on a fixed grid
+ * (start + k * period), so a slow capture does not make the series drift;
+ * a start that is already past is taken at once.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach/source/source.h"
+#include "attach/kinds/kinds.h"
+#include "attach/cli/naming.h"
+#include "attach/cli/options.h"
+#include "attach/cli/output.h"
+#include "attach/cli/report.h"
+#include "attach/cli/series.h"
+#include "attach/engine/target.h"
+#include "common/err.h"
+#include "common/proc.h"
+#include "model/profile.h"
+
+#define TOP_N 10
+
+/* Sleep until mono time `until`: 0, 1 when a stop signal came, 2 when the target exited. */
+static int series_wait(const struct target *t, int sigfd, uint64_t until)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd[2];
+	uint64_t now;
+	int pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0), r = 0;
+
+	pfd[0].fd = sigfd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = pidfd;
+	pfd[1].events = POLLIN;
+	while ((now = clock_mono_ns()) < until) {
+		int ms = (int)((until - now + 999999) / 1000000);
+
+		if (pidfd < 0 && ms > 200)
+			ms = 200; /* no pidfd: look for the target's exit now and then */
+		if (poll(pfd, 2, ms) < 0 && errno != EINTR)
+			break;
+		if ((pfd[0].revents & POLLIN) && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			r = 1;
+			break;
+		}
+		if ((pfd[1].revents & POLLIN) || (pidfd < 0 && kill(t->pid, 0) < 0 && errno == ESRCH)) {
+			r = 2;
+			break;
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return r;
+}
+
+static int series_one(const struct options *o, const struct target *t, const char *path,
+		      unsigned number, struct capture_report *rep)
+{
+	struct profile *prof = NULL;
+	struct outfile out;
+	int code;
+
+	memset(rep, 0, sizeof(*rep));
+	if (outfile_open(&out, path) < 0) {
+		code = EXIT_OUTPUT;
+		goto done;
+	}
+	code = o->kind->capture(o, t, &prof, rep);
+	if (code != EXIT_OK) {
+		outfile_abort(&out);
+		goto done;
+	}
+	if (o->stats)
+		report_stats(rep);
+	if (rep->samples == 0 && rep->lost_access) {
+		target_lost_access(t);
+		outfile_abort(&out);
+		code = EXIT_ATTACH;
+		goto done;
+	}
+	if (rep->samples == 0 && (rep->gone || rep->execed)) {
+		error("%d (%s) %s before anything was captured; no profile written", (int)t->pid,
+		      t->comm, rep->gone ? "exited" : "executed a new program");
+		outfile_abort(&out);
+		code = EXIT_GONE;
+		goto done;
+	}
+	code = output_write(o, t, rep, prof, &out);
+	if (code != EXIT_OK)
+		goto done;
+	if (rep->gone || rep->execed) {
+		warning("%d (%s) %s during the capture; the profile holds what was collected",
+			(int)t->pid, t->comm, rep->gone ? "exited" : "executed a new program");
+		code = EXIT_PARTIAL;
+	} else if (rep->lost_access) {
+		target_lost_access(t);
+		code = EXIT_PARTIAL;
+	}
+	report_written(o, rep, path);
+	if (!o->quiet && o->format == FORMAT_PPROF && (o->top || isatty(STDERR_FILENO)))
+		report_top(prof, TOP_N);
+done:
+	if (o->summary_json)
+		report_json(o, t, rep, path, number, code);
+	profile_free(prof);
+	return code;
+}
+
+int series_run(const struct options *o, const struct target *t)
+{
+	char tmpl[128], path[PATH_MAX], why[160];
+	const char *tp = o->output;
+	struct capture_report rep;
+	struct name_vars v;
+	uint64_t start;
+	unsigned n, written = 0;
+	sigset_t set;
+	int sigfd, code = EXIT_OK, w;
+
+	if (!tp)
+		tp = name_default(o->every_ns != 0, output_ext(o->format), tmpl, sizeof(tmpl));
+	if (o->count != 1 && strcmp(tp, "-") != 0 && !name_varies(tp)) {
+		error("output name \"%s\" is the same for every capture: add %%n or %%t", tp);
+		return EXIT_USAGE;
+	}
+	proc_stop_signals(&set, 0);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (t->state == 'T' && !o->quiet)
+		note("%d (%s) is stopped (SIGSTOP or a debugger): it runs no code until SIGCONT%s",
+		     (int)t->pid, t->comm,
+		     o->kind->policy == POLICY_CPU ? ", so a cpu profile will be empty" : "");
+	start = clock_mono_ns();
+	for (n = 1; o->count == 0 || n <= o->count; n++) {
+		v.pid = t->pid;
+		v.when = time(NULL);
+		v.number = n;
+		v.type = o->kind->name;
+		if (name_expand(tp, &v, path, sizeof(path), why, sizeof(why)) < 0) {
+			error("invalid output name \"%s\": %s", tp, why);
+			code = EXIT_USAGE;
+			break;
+		}
+		code = series_one(o, t, path, n, &rep);
+		if (code == EXIT_OK || code == EXIT_PARTIAL)
+			written++;
+		if (code != EXIT_OK || rep.stop_signal || rep.lost_access || (o->count && n == o->count))
+			break;
+		w = series_wait(t, sigfd, start + n * o->every_ns);
+		if (w == 1)
+			break;
+		if (w == 2) {
+			if (!o->quiet)
+				note("%d (%s) exited; the series ends after %u captures", (int)t->pid,
+				     t->comm, written);
+			code = EXIT_GONE;
+			break;
+		}
+	}
+	if (sigfd >= 0)
+		close(sigfd);
+	/* A series the target cut short is partial if anything was written. */
+	if ((code == EXIT_GONE || code == EXIT_PARTIAL) && o->every_ns)
+		code = written ? EXIT_PARTIAL : EXIT_GONE;
+	return code;
+}

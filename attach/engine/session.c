@@ -1,0 +1,248 @@
+/*
+ * session.c — the target's threads and the session's life: the start-up
+ * permission check, re-reading /proc/PID/task, noticing exit and exec,
+ * signals to cprof-attach, and threads whose stop came late. The sampling
+ * itself (seize, stop, copy, detach) is in stopcopy.c.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attach/engine/session.h"
+#include "attach/engine/stopcopy.h"
+#include "attach/engine/target.h"
+#include "common/err.h"
+#include "common/proc.h"
+
+int session_init(struct session *s, pid_t pid, size_t stack_cap)
+{
+	sigset_t set;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->stack_cap = stack_cap;
+	s->sigfd = -1;
+	s->pidfd = -1;
+	if (threads_init(&s->threads, pid) < 0)
+		return error("out of memory");
+	proc_stop_signals(&set, 1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s->sigfd < 0) {
+		threads_release(&s->threads);
+		return error_errno("cannot create a signalfd");
+	}
+	/* Linux >= 5.3; without it, exit is noticed by the next rescan. */
+	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return 0;
+}
+
+void session_release(struct session *s)
+{
+	threads_release(&s->threads);
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	s->sigfd = s->pidfd = -1;
+}
+
+/* What identifies the running program: the executable's inode and where its code starts. */
+static int read_exec_id(pid_t pid, uint64_t *ino, uint64_t *start_code)
+{
+	char p[64], buf[1024], *q;
+	struct stat st;
+	int field;
+
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+	if (stat(p, &st) < 0)
+		return -1;
+	*ino = st.st_ino;
+	*start_code = 0;
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	if (proc_read(p, buf, sizeof(buf)) <= 0 || !(q = strrchr(buf, ')')))
+		return 0;
+	/* Field 26 (startcode); the comm in field 2 may hold spaces, so count after ')'. */
+	for (field = 2; field < 26 && q; field++)
+		q = strchr(q + 1, ' ');
+	if (q)
+		*start_code = strtoull(q + 1, NULL, 10);
+	return 0;
+}
+
+int session_start(struct session *s)
+{
+	char p[64], buf[256];
+	int e;
+
+	/*
+	 * /proc/PID/syscall asks the kernel the same question PTRACE_SEIZE
+	 * would (may this user attach?), without attaching.
+	 */
+	snprintf(p, sizeof(p), "/proc/%d/syscall", (int)s->pid);
+	if (proc_read(p, buf, sizeof(buf)) < 0) {
+		e = errno;
+		/* A process that has just exited refuses too: say it is gone. */
+		if (e == ENOENT || target_exited(s->pid))
+			e = ESRCH;
+		errno = e == EACCES ? EPERM : e;
+		return -1;
+	}
+	read_exec_id(s->pid, &s->exe_ino, &s->start_code);
+	if (session_rescan(s) < 0)
+		return -1;
+	return 0;
+}
+
+/* Mark tid seen in this scan; a thread new after the first scan was born during the capture. */
+static void scan_one(struct session *s, pid_t tid)
+{
+	struct thread *t = threads_get(&s->threads, tid);
+
+	if (!t) {
+		t = threads_add(&s->threads, tid);
+		if (!t)
+			return;
+		t->last_sample_ns = clock_mono_ns();
+		/* Before the capture began, its CPU is not ours to count. */
+		if (s->scan_no == 1 && thread_read_cpu(&s->threads, t, &t->cpu_ns) < 0)
+			t->cpu_ns = 0;
+		s->stats.threads_seen++;
+	}
+	t->scan_no = s->scan_no;
+}
+
+int session_rescan(struct session *s)
+{
+	char p[64];
+	struct dirent *d;
+	DIR *dir;
+	pid_t *tids;
+	uint32_t i, n;
+	uint64_t ino, code;
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/%d/task", (int)s->pid);
+	if (stat(p, &st) == 0)
+		s->task_nlink = (uint64_t)st.st_nlink;
+	dir = opendir(p);
+	if (!dir) {
+		if (errno == ENOENT || errno == ESRCH)
+			s->gone = 1;
+		return -1;
+	}
+	s->scan_no++;
+	s->stats.rescans++;
+	while ((d = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+
+		if (tid > 0)
+			scan_one(s, tid);
+	}
+	closedir(dir);
+	/* Drop the threads that vanished (unless a stop of theirs is still due). */
+	tids = malloc((s->threads.count + 1) * sizeof(*tids));
+	if (tids) {
+		n = threads_tids(&s->threads, tids, s->threads.count);
+		for (i = 0; i < n; i++) {
+			struct thread *t = threads_get(&s->threads, tids[i]);
+
+			if (t && t->scan_no != s->scan_no && !(t->flags & THREAD_HELD))
+				threads_remove(&s->threads, tids[i]);
+		}
+		free(tids);
+	}
+	if (s->threads.count == 0)
+		s->gone = 1;
+	if (s->scan_no > 1 && read_exec_id(s->pid, &ino, &code) == 0 &&
+	    (ino != s->exe_ino || code != s->start_code))
+		s->execed = 1;
+	return 0;
+}
+
+int session_count_changed(struct session *s)
+{
+	char p[64];
+	struct stat st;
+
+	/* The kernel gives the directory one link per thread, plus two. */
+	snprintf(p, sizeof(p), "/proc/%d/task", (int)s->pid);
+	return stat(p, &st) < 0 || (uint64_t)st.st_nlink != s->task_nlink;
+}
+
+static void session_drain_signals(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)
+			s->stop_signal = (int)si.ssi_signo;
+}
+
+void session_poll(struct session *s)
+{
+	pid_t *tids;
+	uint32_t i, n;
+	int status;
+
+	session_drain_signals(s);
+	if (s->doubt) {
+		char p[64], buf[256];
+
+		/* The start-up check again: refused now means the rights are gone. */
+		s->doubt = 0;
+		snprintf(p, sizeof(p), "/proc/%d/syscall", (int)s->pid);
+		if (proc_read(p, buf, sizeof(buf)) < 0 && (errno == EACCES || errno == EPERM))
+			s->lost = 1;
+		else if (target_traced_by_other(s->pid))
+			s->lost = 1;
+	}
+	/*
+	 * Threads whose stop came after their batch gave up: release them
+	 * first. One that was exiting stays a zombie until its tracer (us)
+	 * reaps it, and until then the pidfd does not report the exit.
+	 */
+	if (s->late && (tids = malloc((s->threads.count + 1) * sizeof(*tids)))) {
+		n = threads_tids(&s->threads, tids, s->threads.count);
+		for (i = 0; i < n && s->late; i++) {
+			struct thread *t = threads_get(&s->threads, tids[i]);
+
+			if (t && (t->flags & (THREAD_HELD | THREAD_WANTED)) == THREAD_HELD &&
+			    waitpid(tids[i], &status, __WALL | WNOHANG) == tids[i])
+				stopcopy_late(s, t, status);
+		}
+		free(tids);
+	}
+	if (s->pidfd >= 0) {
+		struct pollfd pfd = { .fd = s->pidfd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) > 0)
+			s->gone = 1;
+	}
+}
+
+uint64_t session_pause_percentile(const struct session *s, double pct)
+{
+	uint64_t want, seen = 0;
+	size_t i;
+
+	if (!s->stats.stops)
+		return 0;
+	want = (uint64_t)(pct / 100.0 * (double)s->stats.stops);
+	if (want >= s->stats.stops)
+		want = s->stats.stops - 1;
+	for (i = 0; i <= SESSION_PAUSE_BUCKETS; i++) {
+		seen += s->stats.pause_hist[i];
+		if (seen > want)
+			return i < SESSION_PAUSE_BUCKETS ? i * 1000 + 500 : s->stats.pause_ns_max;
+	}
+	return s->stats.pause_ns_max;
+}

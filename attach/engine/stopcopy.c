@@ -1,0 +1,576 @@
+/*
+ * stopcopy.c — sampling threads. A running thread: PTRACE_SEIZE,
+ * PTRACE_INTERRUPT, waitpid for its stop, PTRACE_GETREGS, one
+ * process_vm_readv of as much stack as its hint says, PTRACE_DETACH; the
+ * pause is timed from the interrupt to the detach and nothing else happens
+ * inside it (names and states are read afterwards). A sleeping
+ * thread: /proc/PID/task/TID/syscall gives its stack pointer and program
+ * counter, process_vm_readv its stack; it is never stopped. A sleeping
+ * thread whose CPU clock has not moved since it was last read is where it
+ * was: it costs one pread.
+ *
+ * A thread whose sp is not on its own stack as learnt (a thread never seen,
+ * or a signal handler on an alternate stack) has its copy searched for the
+ * signal frame the kernel wrote at the top of an alternate stack; when one
+ * is found, the stack it interrupted is copied too, from the saved sp up,
+ * so that unwinding crosses from the handler into the interrupted frames.
+ * The common case — sp within the cap below the thread's learnt stack end —
+ * is one hint lookup and one process_vm_readv, as before.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attach/engine/sigframe.h"
+#include "attach/engine/stopcopy.h"
+#include "common/proc.h"
+
+/* Kernel-internal returns of a sleep that a signal or a stop broke. */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514 /* restart unless a handler ran */
+#define ERESTART_RESTARTBLOCK 516
+#define MAX_IOV 256
+
+/* Copy the stack from sp up, page by page so that a hole ends the copy cleanly. */
+static size_t copy_stack(pid_t pid, uint64_t sp, unsigned char *buf, size_t cap)
+{
+	struct iovec local, remote[MAX_IOV];
+	uint64_t a = sp, end = sp + cap, next;
+	ssize_t r;
+	int n = 0;
+
+	if (end < sp)
+		end = UINT64_MAX;
+	while (a < end && n < MAX_IOV) {
+		next = (a & ~(uint64_t)4095) + 4096;
+		if (next > end || next == 0)
+			next = end;
+		remote[n].iov_base = (void *)(uintptr_t)a;
+		remote[n].iov_len = next - a;
+		a = next;
+		n++;
+	}
+	local.iov_base = buf;
+	local.iov_len = (size_t)(a - sp);
+	r = process_vm_readv(pid, &local, 1, remote, (unsigned long)n, 0);
+	return r < 0 ? 0 : (size_t)r;
+}
+
+static void regs_from_user(struct regs *r, const struct user_regs_struct *u)
+{
+	r->r[0] = u->rax;
+	r->r[1] = u->rdx;
+	r->r[2] = u->rcx;
+	r->r[3] = u->rbx;
+	r->r[4] = u->rsi;
+	r->r[5] = u->rdi;
+	r->r[6] = u->rbp;
+	r->r[7] = u->rsp;
+	r->r[8] = u->r8;
+	r->r[9] = u->r9;
+	r->r[10] = u->r10;
+	r->r[11] = u->r11;
+	r->r[12] = u->r12;
+	r->r[13] = u->r13;
+	r->r[14] = u->r14;
+	r->r[15] = u->r15;
+	r->r[16] = u->rip;
+	r->valid = (1u << DWARF_NREGS) - 1;
+}
+
+/* Bytes to copy from sp up; *known: sp is within reach of the thread's learnt stack end. */
+static size_t copy_size(struct session *s, pid_t tid, uint64_t sp, int *known)
+{
+	size_t n;
+
+	*known = 0;
+	n = s->hints ? hints_get(s->hints, tid, sp, known) : s->stack_cap;
+	return n < s->stack_cap ? n : s->stack_cap;
+}
+
+/*
+ * Whether a signal frame's return address is the kernel's rt_sigreturn
+ * trampoline ("mov $15,%rax; syscall"), read from the target's code; the
+ * last address found to be is remembered, so this costs a read once.
+ */
+static int restorer_ok(struct session *s, uint64_t addr)
+{
+	static const unsigned char code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	unsigned char b[sizeof(code)];
+	struct iovec local = { b, sizeof(b) }, remote = { (void *)(uintptr_t)addr, sizeof(b) };
+
+	if (addr && addr == s->restorer)
+		return 1;
+	if (process_vm_readv(s->pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(b) ||
+	    memcmp(b, code, sizeof(code)))
+		return 0;
+	s->restorer = addr;
+	return 1;
+}
+
+/*
+ * Copy a thread's stack into snap, from sp up: region 0. When sp is not
+ * within reach of the thread's learnt stack end, look for a handler's
+ * signal frame on an alternate stack in the copy (first where it was last
+ * time, at the top of the alternate stack last found, then anywhere), and
+ * when there is one, end region 0 at the alternate stack's end and copy
+ * the interrupted stack from its saved sp as region 1, with what is left
+ * of the cap: the two regions together never exceed it.
+ */
+/*
+ * A thread stopped at the trampoline itself (its handler has returned, the
+ * kernel's sigreturn is next) has popped the frame's return-address word:
+ * the frame starts 8 bytes below sp, outside the copy. Read it apart. 0
+ * and *f filled, or -1.
+ */
+static int popped_frame(struct session *s, uint64_t sp, uint64_t pc, struct sigframe *f)
+{
+	unsigned char b[SIGFRAME_LEN];
+
+	if (sp < 8 || !restorer_ok(s, pc) || copy_stack(s->pid, sp - 8, b, sizeof(b)) != sizeof(b))
+		return -1;
+	return sigframe_check(b, sp - 8, sizeof(b), sp - 8, f);
+}
+
+static void copy_image(struct session *s, pid_t tid, uint64_t sp, uint64_t pc,
+		       struct snapshot *snap)
+{
+	struct thread_image *img = &snap->img;
+	uint64_t frame = 0, end = 0;
+	struct sigframe f;
+	size_t n, len, n1;
+	int known, found;
+
+	n = copy_size(s, tid, sp, &known);
+	if (!known && s->hints) {
+		hints_alt_get(s->hints, tid, &frame, &end);
+		if (end > sp && end - sp <= s->stack_cap && frame >= sp && frame < end)
+			n = (size_t)(end - sp); /* its alternate stack, as last found */
+		else
+			frame = 0;
+	}
+	len = copy_stack(s->pid, sp, snap->stack, n);
+	img->nstacks = 1;
+	img->stack[0].addr = sp;
+	img->stack[0].len = len;
+	img->stack[0].bytes = snap->stack;
+	if (known)
+		return;
+	found = (frame && sigframe_check(snap->stack, sp, len, frame, &f) == 0) ||
+		sigframe_find(snap->stack, sp, len, &f) == 0 || popped_frame(s, sp, pc, &f) == 0;
+	if (!found || !restorer_ok(s, f.restorer)) {
+		if (frame)
+			hints_alt_set(s->hints, tid, 0, 0); /* not there any more */
+		return;
+	}
+	if (s->hints)
+		hints_alt_set(s->hints, tid, f.addr, f.alt_hi);
+	if (f.alt_hi - sp < len)
+		img->stack[0].len = len = (size_t)(f.alt_hi - sp);
+	n1 = copy_size(s, tid, f.sp, &known);
+	if (n1 > s->stack_cap - len)
+		n1 = s->stack_cap - len;
+	if (f.sp < f.alt_lo && f.alt_lo - f.sp < n1)
+		n1 = (size_t)(f.alt_lo - f.sp); /* up to the alternate stack, not into it */
+	img->stack[1].addr = f.sp;
+	img->stack[1].bytes = snap->stack + len;
+	img->stack[1].len = copy_stack(s->pid, f.sp, snap->stack + len, n1);
+	img->nstacks = 2;
+	s->stats.altstack_copies++;
+}
+
+static void pause_record(struct session *s, uint64_t ns)
+{
+	uint64_t b = ns / 1000;
+
+	s->stats.stops++;
+	s->stats.pause_ns_sum += ns;
+	if (ns > s->stats.pause_ns_max)
+		s->stats.pause_ns_max = ns;
+	s->stats.pause_hist[b < SESSION_PAUSE_BUCKETS ? b : SESSION_PAUSE_BUCKETS]++;
+}
+
+static struct snapshot *snapshot_new(struct session *s, struct thread *t, int how)
+{
+	struct snapshot *snap = calloc(1, sizeof(*snap));
+	int bytes = how == SNAP_STOPPED || how == SNAP_SYSCALL;
+
+	if (!snap)
+		return NULL;
+	snap->stack = bytes ? malloc(s->stack_cap) : NULL;
+	if (bytes && !snap->stack) {
+		free(snap);
+		return NULL;
+	}
+	snap->tid = t->tid;
+	snap->count = 1;
+	snap->how = how;
+	snap->syscall = -1;
+	snap->state = '?';
+	return snap;
+}
+
+/*
+ * Whether a thread stopped inside syscall orig_rax with result rax was
+ * asleep there: its sleep was broken by the stop (a syscall that finished
+ * has its own result). Such a stop shows where the thread waits, not where
+ * it ran.
+ */
+static int stopped_asleep(long orig_rax, long rax)
+{
+	return orig_rax >= 0 && (rax == -EINTR || rax == -ERESTARTSYS || rax == -ERESTARTNOINTR ||
+				 rax == -ERESTARTNOHAND || rax == -ERESTART_RESTARTBLOCK);
+}
+
+/* Registers and stack of a thread in a ptrace stop; the EINTR repair. 0 or -1. */
+static int copy_stopped(struct session *s, struct thread *t, int ours, struct snapshot *snap)
+{
+	struct user_regs_struct ur;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &ur) < 0)
+		return -1;
+	if ((long)ur.orig_rax >= 0) {
+		uint64_t cpu, slices = t->slices;
+
+		/*
+		 * Stopped inside a syscall. If it was put on a CPU since the
+		 * look just before our interrupt, it was asleep or waiting for
+		 * a CPU when asked to stop (our interrupt woke it, or it woke
+		 * only to finish the call: a loop woken from clock_nanosleep
+		 * behind a busy thread). If not, it was on a CPU running the
+		 * call's kernel side (entering a sleep, or leaving one): a true
+		 * CPU sample. One pread inside the pause, only for stops in a
+		 * syscall; without the look, the result code says whether a
+		 * sleep was broken.
+		 */
+		if (s->want_running && thread_read_cpu(&s->threads, t, &cpu) == 0)
+			snap->slept = t->slices != slices;
+		else
+			snap->slept = stopped_asleep((long)ur.orig_rax, (long)ur.rax);
+	}
+	if (ours && (long)ur.orig_rax >= 0 && (long)ur.rax == -EINTR) {
+		/* Our stop broke a syscall that cannot restart: make it restart. */
+		ur.rax = (unsigned long long)-ERESTARTNOHAND;
+		if (ptrace(PTRACE_SETREGS, t->tid, 0, &ur) == 0)
+			s->stats.eintr_fixed++;
+		ur.rax = (unsigned long long)-EINTR;
+	}
+	regs_from_user(&snap->img.regs, &ur);
+	copy_image(s, t->tid, ur.rsp, ur.rip, snap);
+	return 0;
+}
+
+int stopcopy_reap(struct session *s, struct thread *t, int status, struct snapshot *snap)
+{
+	int sig = 0, ours = 0, copied = 0;
+	pid_t tid = t->tid;
+
+	if ((t->flags & (THREAD_HELD | THREAD_WANTED)) == THREAD_HELD && s->late)
+		s->late--;
+	t->flags &= ~(THREAD_HELD | THREAD_WANTED);
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		threads_remove(&s->threads, tid);
+		return -1;
+	}
+	if (!WIFSTOPPED(status))
+		return 0;
+	if ((status >> 16) == PTRACE_EVENT_STOP) {
+		/* Our interrupt (SIGTRAP), or a group stop (SIGSTOP...), which detach keeps. */
+		ours = WSTOPSIG(status) == SIGTRAP;
+	} else if ((status >> 16) == 0) {
+		sig = WSTOPSIG(status); /* a signal arrived first: it must go on */
+		s->stats.signals_passed++;
+	}
+	if (snap && copy_stopped(s, t, ours, snap) == 0)
+		copied = 1;
+	/*
+	 * Detaching cancels the interrupt still pending after a signal stop.
+	 * It fails when a SIGKILL (the process's exit) woke the thread from
+	 * its stop: then it dies still traced, a zombie until we reap it, and
+	 * the process's exit is not reported until then. session_poll() does.
+	 */
+	if (ptrace(PTRACE_DETACH, tid, 0, (void *)(long)sig) < 0 && errno == ESRCH) {
+		t->flags |= THREAD_HELD;
+		s->late++;
+	}
+	return copied;
+}
+
+static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *snap,
+			  session_emit_fn *emit, void *ctx)
+{
+	if (!snap->time_ns)
+		snap->time_ns = clock_mono_ns();
+	if (snap->how == SNAP_STOPPED || snap->how == SNAP_LOST)
+		snap->state = 'R';
+	else if (snap->how == SNAP_REPEAT)
+		snap->state = t->asleep_state;
+	else if (s->want_state)
+		snap->state = thread_read_state(&s->threads, t);
+	if (snap->how == SNAP_SYSCALL)
+		t->asleep_state = snap->state;
+	thread_read_name(&s->threads, t);
+	memcpy(snap->name, t->name, sizeof(snap->name));
+	emit(ctx, t, snap);
+}
+
+void session_repeat(struct session *s, struct thread *t, uint32_t count, uint64_t time_ns,
+		    session_emit_fn *emit, void *ctx)
+{
+	struct snapshot *snap = snapshot_new(s, t, SNAP_REPEAT);
+
+	if (!snap)
+		return;
+	snap->count = count;
+	snap->time_ns = time_ns;
+	if (t->flags & THREAD_ASLEEP)
+		snap->syscall = t->asleep_nr;
+	emit_snapshot(s, t, snap, emit, ctx);
+}
+
+void stopcopy_late(struct session *s, struct thread *t, int status)
+{
+	struct snapshot *snap = NULL;
+	pid_t tid = t->tid;
+
+	if ((t->flags & THREAD_DEFERRED) && s->defer_emit)
+		snap = snapshot_new(s, t, SNAP_STOPPED);
+	t->flags &= ~THREAD_DEFERRED;
+	if (stopcopy_reap(s, t, status, snap) == 1 && (t = threads_get(&s->threads, tid))) {
+		/*
+		 * Not in the pause histogram: the time since the interrupt was
+		 * mostly spent waiting for a CPU, not stopped.
+		 */
+		s->stats.deferred++;
+		emit_snapshot(s, t, snap, s->defer_emit, s->defer_ctx);
+		return;
+	}
+	snapshot_free(snap);
+}
+
+/*
+ * Seize t and ask it to stop. 0, or -1 (gone, or another tracer has it).
+ * The pause is timed from the interrupt: a seized thread runs on.
+ */
+static int seize(struct session *s, struct thread *t)
+{
+	uint64_t cpu;
+
+	if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0) {
+		if (errno == EPERM) {
+			/* Exiting, or another tracer came, or its credentials changed. */
+			s->stats.seize_failures++;
+			s->doubt = 1;
+		}
+		return -1;
+	}
+	/* The look closest to the interrupt (see copy_stopped); a failed one changes nothing. */
+	if (s->want_running)
+		thread_read_cpu(&s->threads, t, &cpu);
+	t->intr_ns = clock_mono_ns();
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
+		/* Seized but not interruptible: it is exiting; session_poll() reaps it. */
+		t->flags |= THREAD_HELD;
+		s->late++;
+		return -1;
+	}
+	t->flags |= THREAD_HELD | THREAD_WANTED;
+	return 0;
+}
+
+/* A stop arrived for a wanted thread: copy, release, emit. */
+static void batch_stop(struct session *s, struct thread *t, int status, session_emit_fn *emit,
+		       void *ctx)
+{
+	struct snapshot *snap = snapshot_new(s, t, SNAP_STOPPED);
+	pid_t tid = t->tid;
+	int r;
+
+	r = stopcopy_reap(s, t, status, snap);
+	if (r != -1)
+		pause_record(s, clock_mono_ns() - t->intr_ns);
+	if (r == 1 && (t = threads_get(&s->threads, tid)))
+		emit_snapshot(s, t, snap, emit, ctx);
+	else
+		snapshot_free(snap);
+}
+
+/*
+ * Whether t is still where it was read asleep: in syscall nr at sp and pc,
+ * and (when its CPU clock was read before) without having run since. A
+ * thread that woke during the copy may have replaced frames the copy got
+ * half of: on mariadbd under load, 2 of ~9000 sleeping reads gave a caller
+ * that was a stack canary or a heap address. One more pread or two per
+ * read, only for threads that moved since their last sample.
+ */
+static int still_asleep(struct session *s, struct thread *t, int have_cpu, uint64_t cpu, long nr,
+			uint64_t sp, uint64_t pc)
+{
+	uint64_t sp2 = 0, pc2 = 0, cpu2 = 0;
+	long nr2 = -1;
+
+	if (thread_read_syscall(&s->threads, t, &nr2, &sp2, &pc2) != 0 || nr2 != nr || sp2 != sp ||
+	    pc2 != pc)
+		return 0;
+	return !have_cpu || (thread_read_cpu(&s->threads, t, &cpu2) == 0 && cpu2 == cpu);
+}
+
+/*
+ * Read a sleeping thread without stopping it. 0 when emitted, -1 when it
+ * woke meanwhile (nothing emitted; the caller looks again).
+ */
+static int read_asleep(struct session *s, struct thread *t, int have_cpu, uint64_t cpu, long nr,
+		       uint64_t sp, uint64_t pc, session_emit_fn *emit, void *ctx)
+{
+	struct snapshot *snap = snapshot_new(s, t, SNAP_SYSCALL);
+
+	if (!snap)
+		return 0;
+	snap->syscall = nr;
+	memset(&snap->img.regs, 0, sizeof(snap->img.regs));
+	snap->img.regs.r[DWARF_RSP] = sp;
+	snap->img.regs.r[DWARF_RIP] = pc;
+	snap->img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
+	copy_image(s, t->tid, sp, pc, snap);
+	if (!still_asleep(s, t, have_cpu, cpu, nr, sp, pc)) {
+		s->stats.torn_reads++;
+		snapshot_free(snap);
+		return -1;
+	}
+	s->stats.blocked_reads++;
+	if (have_cpu) {
+		t->flags |= THREAD_ASLEEP;
+		t->asleep_cpu = cpu;
+		t->asleep_nr = nr;
+	}
+	emit_snapshot(s, t, snap, emit, ctx);
+	return 0;
+}
+
+/*
+ * Stop, copy and release one running thread, waiting at most until
+ * deadline for its stop. Returns 0, or -1 when it did not stop in time
+ * (it stays held; session_poll() releases it when its stop comes).
+ */
+static int sample_running(struct session *s, struct thread *t, uint64_t deadline,
+			  session_emit_fn *emit, void *ctx)
+{
+	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	uint64_t now;
+	int status;
+	pid_t r;
+
+	if (seize(s, t) < 0)
+		return 0;
+	for (;;) {
+		/* By tid: the kernel checks one task, where -1 would walk every child. */
+		r = waitpid(t->tid, &status, __WALL | WNOHANG);
+		if (r == t->tid) {
+			batch_stop(s, t, status, emit, ctx);
+			return 0;
+		}
+		if (r < 0 && errno == ECHILD) {
+			t->flags &= ~(THREAD_WANTED | THREAD_HELD); /* not ours after all */
+			return 0;
+		}
+		now = clock_mono_ns();
+		if (now >= deadline)
+			return -1;
+		/* Its stop raises a SIGCHLD, which makes the signalfd readable. */
+		poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000));
+		session_poll(s);
+	}
+}
+
+/*
+ * Running threads are taken one at a time, as the raw ptrace floor does:
+ * asking them all to stop at once shortens the tick but makes each wait
+ * while the others are copied, and a thread must stand still only while
+ * its own registers and stack are copied.
+ */
+void session_sample(struct session *s, const pid_t *tids, uint32_t n, int running_only,
+		    session_emit_fn *emit, void *ctx)
+{
+	struct snapshot *snap;
+	struct thread *t;
+	uint64_t sp, pc, cpu = 0, wait_ns, start = clock_mono_ns(), now;
+	uint32_t i;
+	int st, have_cpu, tries;
+	long nr;
+
+	session_poll(s);
+	for (i = 0; i < n; i++) {
+		if (!(t = threads_get(&s->threads, tids[i])) || (t->flags & THREAD_HELD))
+			continue;
+		/*
+		 * A thread that has not run since it was read asleep is still
+		 * where it was: one pread of its CPU clock replaces the copy and
+		 * the unwinding, which keeps a wall profile of a thousand idle
+		 * threads cheap.
+		 */
+		have_cpu = !running_only && thread_read_cpu(&s->threads, t, &cpu) == 0;
+		if (have_cpu && (t->flags & THREAD_ASLEEP) && cpu == t->asleep_cpu) {
+			if ((snap = snapshot_new(s, t, SNAP_REPEAT))) {
+				snap->syscall = t->asleep_nr;
+				s->stats.repeats++;
+				emit_snapshot(s, t, snap, emit, ctx);
+			}
+			continue;
+		}
+		t->flags &= ~THREAD_ASLEEP;
+		for (tries = 0;; tries++) {
+			st = thread_read_syscall(&s->threads, t, &nr, &sp, &pc);
+			if (st < 0 && (errno == EACCES || errno == EPERM))
+				s->doubt = 1; /* the kernel may no longer let us look */
+			if (st != 0 || running_only ||
+			    read_asleep(s, t, have_cpu, cpu, nr, sp, pc, emit, ctx) == 0)
+				break;
+			if (tries == 2) {
+				/* Woke during three reads in a row, asleep at each look. */
+				if ((snap = snapshot_new(s, t, SNAP_TORN)))
+					emit_snapshot(s, t, snap, emit, ctx);
+				break;
+			}
+			if (have_cpu)
+				have_cpu = thread_read_cpu(&s->threads, t, &cpu) == 0;
+		}
+		if (st == 0 && !running_only)
+			continue;
+		now = clock_mono_ns();
+		wait_ns = s->defer_emit ? SESSION_DEFER_US * 1000ull
+					: SESSION_STOP_TIMEOUT_MS * 1000000ull;
+		/*
+		 * More runnable threads than CPUs: most wait for one, and
+		 * waiting for each in turn would make the tick late. Past its
+		 * budget a batch only asks; the stops are copied as they come.
+		 */
+		if (s->defer_emit && s->batch_ns && now - start + wait_ns > s->batch_ns)
+			wait_ns = now - start < s->batch_ns ? s->batch_ns - (now - start) : 0;
+		if (st != 1 || sample_running(s, t, now + wait_ns, emit, ctx) == 0)
+			continue;
+		/*
+		 * Late: it stays held; session_poll() copies it for defer_emit
+		 * (it is waiting for a CPU: the clock must not wait with it) or
+		 * releases it when its stop comes. Where every thread is wanted
+		 * and nothing is deferred, say it could not be captured rather
+		 * than leave it out.
+		 */
+		t->flags &= ~THREAD_WANTED;
+		s->late++;
+		if (s->defer_emit) {
+			t->flags |= THREAD_DEFERRED;
+			continue;
+		}
+		s->stats.stop_timeouts++;
+		if (!running_only && (snap = snapshot_new(s, t, SNAP_LOST)))
+			emit_snapshot(s, t, snap, emit, ctx);
+	}
+}

@@ -1,0 +1,185 @@
+/*
+ * target.c — pre-flight checks from /proc/PID/status, so that the common
+ * refusals get a precise message (who traces the target, whose process it
+ * is) instead of the bare EPERM that ptrace gives for all of them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attach/engine/target.h"
+#include "common/err.h"
+#include "common/proc.h"
+
+/*
+ * Is tid one of our own threads? TracerPid names the tracing thread, and
+ * ours is the sampler thread, not the main one: while it holds a thread
+ * of the target (one that is exiting, say), that thread's TracerPid is
+ * the sampler's tid.
+ */
+static int own_thread(pid_t tid)
+{
+	char p[64];
+
+	if (tid == getpid())
+		return 1;
+	snprintf(p, sizeof(p), "/proc/self/task/%d", (int)tid);
+	return access(p, F_OK) == 0;
+}
+
+/* The value of "Key:\t..." in status text, copied into out. */
+static int status_field(const char *text, const char *key, char *out, size_t cap)
+{
+	size_t klen = strlen(key), n;
+	const char *p = text, *e;
+
+	while (p && *p) {
+		if (!strncmp(p, key, klen) && p[klen] == ':') {
+			p += klen + 1;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			e = strchr(p, '\n');
+			n = e ? (size_t)(e - p) : strlen(p);
+			if (n >= cap)
+				n = cap - 1;
+			memcpy(out, p, n);
+			out[n] = 0;
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+static void read_comm(pid_t pid, char *out, size_t cap)
+{
+	char p[64];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	n = proc_read(p, out, cap);
+	if (n <= 0) {
+		snprintf(out, cap, "?");
+		return;
+	}
+	if (out[n - 1] == '\n')
+		out[n - 1] = 0;
+}
+
+static int target_read(struct target *t, pid_t pid, pid_t *tgid)
+{
+	char text[4096], v[64], p[64];
+
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	if (proc_read(p, text, sizeof(text)) < 0)
+		return -1;
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	if (status_field(text, "Name", t->comm, sizeof(t->comm)) < 0)
+		snprintf(t->comm, sizeof(t->comm), "?");
+	t->state = status_field(text, "State", v, sizeof(v)) == 0 ? v[0] : '?';
+	*tgid = status_field(text, "Tgid", v, sizeof(v)) == 0 ? (pid_t)atoi(v) : pid;
+	t->tracer = status_field(text, "TracerPid", v, sizeof(v)) == 0 ? (pid_t)atoi(v) : 0;
+	t->uid = status_field(text, "Uid", v, sizeof(v)) == 0 ? (uid_t)strtoul(v, NULL, 10) : 0;
+	return 0;
+}
+
+int target_check(struct target *t, pid_t pid)
+{
+	char tracer[17];
+	pid_t tgid;
+
+	if (target_read(t, pid, &tgid) < 0) {
+		if (errno == ENOENT || errno == ESRCH)
+			return error("cannot attach to %d: no such process", (int)pid);
+		return error_errno("cannot attach to %d: cannot read /proc/%d/status", (int)pid,
+				   (int)pid);
+	}
+	if (tgid > 0 && tgid != pid) {
+		note("%d is a thread of process %d: profiling the whole process", (int)pid,
+		     (int)tgid);
+		if (target_read(t, tgid, &tgid) < 0)
+			return error("cannot attach to %d: no such process", (int)tgid);
+	}
+	if (t->pid == getpid())
+		return error("cannot attach to %d: that is cprof-attach itself", (int)t->pid);
+	if (t->state == 'Z' || t->state == 'X')
+		return error("cannot attach to %d (%s): the process is a zombie (it has exited "
+			     "and waits for its parent to reap it)",
+			     (int)t->pid, t->comm);
+	if (t->tracer == getpid())
+		return error("cannot attach to %d (%s): cprof-attach already traces it",
+			     (int)t->pid, t->comm);
+	if (t->tracer) {
+		read_comm(t->tracer, tracer, sizeof(tracer));
+		return error("cannot attach to %d (%s): already traced by pid %d (%s)",
+			     (int)t->pid, t->comm, (int)t->tracer, tracer);
+	}
+	return 0;
+}
+
+int target_attach_error(const struct target *t, int e)
+{
+	struct target now;
+	char tracer[17];
+	pid_t tgid;
+
+	if (e == ESRCH)
+		return error("cannot attach to %d (%s): the process exited", (int)t->pid, t->comm);
+	if (e == EPERM || e == EACCES) {
+		/* Someone may have attached since the check. */
+		if (target_read(&now, t->pid, &tgid) == 0 && now.tracer && !own_thread(now.tracer)) {
+			read_comm(now.tracer, tracer, sizeof(tracer));
+			return error("cannot attach to %d (%s): already traced by pid %d (%s)",
+				     (int)t->pid, t->comm, (int)now.tracer, tracer);
+		}
+		if (t->uid != getuid() && getuid() != 0)
+			return error("cannot attach to %d (%s): not permitted: it belongs to uid %u; "
+				     "run as that user or with CAP_SYS_PTRACE",
+				     (int)t->pid, t->comm, (unsigned)t->uid);
+		return error("cannot attach to %d (%s): not permitted (check "
+			     "/proc/sys/kernel/yama/ptrace_scope: 0 lets a user trace their own "
+			     "processes; otherwise run with CAP_SYS_PTRACE)",
+			     (int)t->pid, t->comm);
+	}
+	errno = e;
+	return error_errno("cannot attach to %d (%s)", (int)t->pid, t->comm);
+}
+
+void target_lost_access(const struct target *t)
+{
+	struct target now;
+	char tracer[17];
+	pid_t tgid;
+
+	if (target_read(&now, t->pid, &tgid) == 0 && now.tracer && !own_thread(now.tracer)) {
+		read_comm(now.tracer, tracer, sizeof(tracer));
+		warning("pid %d (%s) began tracing %d (%s) mid-capture; stopped there, the profile "
+			"holds what was collected",
+			(int)now.tracer, tracer, (int)t->pid, t->comm);
+		return;
+	}
+	warning("%d (%s) may no longer be traced (its credentials changed or it became "
+		"non-dumpable); stopped there, the profile holds what was collected",
+		(int)t->pid, t->comm);
+}
+
+int target_traced_by_other(pid_t pid)
+{
+	struct target now;
+	pid_t tgid;
+
+	return target_read(&now, pid, &tgid) == 0 && now.tracer && !own_thread(now.tracer);
+}
+
+int target_exited(pid_t pid)
+{
+	struct target now;
+	pid_t tgid;
+
+	return target_read(&now, pid, &tgid) < 0 || now.state == 'Z' || now.state == 'X';
+}

@@ -1,0 +1,303 @@
+/*
+ * record.c — unwind a thread image, turn each address into a profile
+ * location (mapping + function), add the sample. Location ids are cached
+ * by address in a small open-addressing map; a profile of a 30-second
+ * capture has a few thousand distinct addresses, each symbolized once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/source/record.h"
+#include "common/u64map.h"
+#include "unwind/demangle.h"
+#include "unwind/space.h"
+#include "unwind/unwinder.h"
+
+#define CACHE_MAX (1u << 22)
+#define LAST_MAX 65536
+
+/* The last stack recorded under a key, for recorder_repeat(). */
+struct last_stack {
+	size_t n;
+	uint64_t ids[];
+};
+
+struct recorder {
+	struct profile *prof;
+	struct space *space;
+	struct unwinder *unw;
+	size_t max_depth;
+	uint64_t *pcs;
+	uint8_t *sig;
+	uint64_t *ids;
+	uint64_t *map_ids;  /* by space object index; 0 = not added yet */
+	size_t nmap_ids;
+	struct u64map locs;   /* address -> location id */
+	struct u64map last;   /* key -> struct last_stack * */
+	struct record_stats stats;
+	unsigned last_flags; /* UNWIND_* of the last recorder_add() */
+};
+
+static uint64_t recorder_mapping(struct recorder *r, struct space_obj *o)
+{
+	struct profile_mapping_in m;
+	uint64_t *v;
+
+	if (o->index >= r->nmap_ids) {
+		size_t n = o->index + 16;
+
+		v = realloc(r->map_ids, n * sizeof(*v));
+		if (!v)
+			return 0;
+		memset(v + r->nmap_ids, 0, (n - r->nmap_ids) * sizeof(*v));
+		r->map_ids = v;
+		r->nmap_ids = n;
+	}
+	if (r->map_ids[o->index])
+		return r->map_ids[o->index];
+	memset(&m, 0, sizeof(m));
+	m.start = o->text_start;
+	m.limit = o->text_end;
+	m.offset = o->text_offset;
+	m.filename = o->path;
+	m.build_id = o->build_id;
+	/* We symbolized what could be symbolized; pprof must not retry. */
+	m.has_functions = 1;
+	r->map_ids[o->index] = profile_add_mapping(r->prof, &m);
+	return r->map_ids[o->index];
+}
+
+/*
+ * sigframe: the address is a signal trampoline; stripped libcs do not name
+ * theirs (__restore_rt), so it gets the name gdb gives it.
+ */
+static uint64_t recorder_symbolize(struct recorder *r, uint64_t addr, int sigframe)
+{
+	struct space_obj *o = space_find(r->space, addr);
+	struct profile_line line = { 0, 0 };
+	uint64_t mid = 0, start = 0, id;
+	const char *name = NULL;
+	char readable[1024];
+
+	if (o) {
+		mid = recorder_mapping(r, o);
+		name = space_symbol(r->space, o, addr, &start);
+	}
+	if (!name && sigframe)
+		name = "[signal handler called]";
+	if (name)
+		line.function_id = profile_intern_function(
+			r->prof, demangle(name, readable, sizeof(readable)), name, "", 0);
+	id = profile_intern_location(r->prof, mid, addr, &line, line.function_id ? 1 : 0);
+	if (id && start)
+		profile_location_set_offset(r->prof, id, (int64_t)(addr - start));
+	return id;
+}
+
+static uint64_t recorder_location(struct recorder *r, uint64_t addr, int sigframe)
+{
+	uint64_t id;
+
+	if (u64map_get(&r->locs, addr, &id))
+		return id;
+	id = recorder_symbolize(r, addr, sigframe);
+	if (id)
+		u64map_put(&r->locs, addr, id); /* full: still correct, only slower */
+	return id;
+}
+
+static uint64_t recorder_marker(struct recorder *r, const char *name)
+{
+	struct profile_line line = { 0, 0 };
+
+	line.function_id = profile_intern_function(r->prof, name, name, "", 0);
+	return line.function_id ? profile_intern_location(r->prof, 0, 0, &line, 1) : 0;
+}
+
+struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	struct space_obj *main_obj;
+	int e = ENOMEM;
+
+	if (!r)
+		return NULL;
+	r->prof = prof;
+	r->max_depth = max_depth ? max_depth : 1;
+	u64map_init(&r->locs, CACHE_MAX);
+	u64map_init(&r->last, LAST_MAX);
+	r->pcs = calloc(r->max_depth, sizeof(*r->pcs));
+	r->sig = calloc(r->max_depth, sizeof(*r->sig));
+	r->ids = calloc(r->max_depth + 1, sizeof(*r->ids));
+	if (!r->pcs || !r->sig || !r->ids)
+		goto err;
+	r->space = space_new(pid);
+	if (!r->space) {
+		e = errno;
+		goto err;
+	}
+	r->unw = unwinder_new(r->space);
+	if (!r->unw)
+		goto err;
+	main_obj = space_main(r->space);
+	if (main_obj)
+		recorder_mapping(r, main_obj);
+	return r;
+err:
+	recorder_free(r);
+	errno = e;
+	return NULL;
+}
+
+void recorder_free(struct recorder *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	unwinder_free(r->unw);
+	space_free(r->space);
+	free(r->pcs);
+	free(r->sig);
+	free(r->ids);
+	free(r->map_ids);
+	u64map_release(&r->locs);
+	for (i = 0; i < r->last.nslots; i++)
+		if (r->last.slots[i].used)
+			free((void *)(uintptr_t)r->last.slots[i].value);
+	u64map_release(&r->last);
+	free(r);
+}
+
+/* Keep ids[0..k) as the last stack under key (best effort). */
+static void remember(struct recorder *r, uint64_t key, size_t k)
+{
+	struct last_stack *ls = NULL;
+	uint64_t v;
+
+	if (u64map_get(&r->last, key, &v))
+		ls = (struct last_stack *)(uintptr_t)v;
+	if (!ls || ls->n < k) {
+		struct last_stack *n = realloc(ls, sizeof(*ls) + k * sizeof(ls->ids[0]));
+
+		if (!n)
+			return;
+		ls = n;
+		if (u64map_put(&r->last, key, (uint64_t)(uintptr_t)ls) < 0) {
+			free(ls);
+			return;
+		}
+	}
+	ls->n = k;
+	memcpy(ls->ids, r->ids, k * sizeof(ls->ids[0]));
+}
+
+int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
+		    const struct profile_label_in *labels, size_t nlabels)
+{
+	const struct last_stack *ls;
+	uint64_t v;
+
+	if (!u64map_get(&r->last, key, &v))
+		return -1;
+	ls = (const struct last_stack *)(uintptr_t)v;
+	if (profile_add_sample(r->prof, ls->ids, ls->n, values, labels, nlabels) < 0) {
+		r->stats.failed++;
+		return -1;
+	}
+	r->stats.repeated++;
+	return 0;
+}
+
+int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *img,
+		 const int64_t *values, const struct profile_label_in *labels, size_t nlabels)
+{
+	unsigned flags = 0;
+	size_t i, n, k = 0;
+	uint64_t id;
+
+	n = unwinder_unwind(r->unw, img, r->pcs, r->sig, r->max_depth, &flags);
+	r->last_flags = flags;
+	for (i = 0; i < n; i++) {
+		id = recorder_location(r, r->pcs[i], r->sig[i]);
+		if (id)
+			r->ids[k++] = id;
+	}
+	if (flags & UNWIND_TRUNCATED) {
+		r->stats.truncated++;
+		if ((id = recorder_marker(r, "[truncated]")))
+			r->ids[k++] = id;
+	} else if (flags & UNWIND_PARTIAL) {
+		unsigned cause = UNWIND_CAUSE(flags) < UNWIND_NCAUSES ? UNWIND_CAUSE(flags) : 0;
+		char name[64];
+
+		r->stats.partial++;
+		r->stats.partial_by[cause]++;
+		snprintf(name, sizeof(name), "[partial: %s]", unwind_cause_name(cause));
+		if ((id = recorder_marker(r, name)))
+			r->ids[k++] = id;
+	}
+	if (flags & UNWIND_RECOVERED)
+		r->stats.recovered++;
+	r->stats.stacks++;
+	r->stats.frames += n;
+	remember(r, key, k);
+	if (profile_add_sample(r->prof, r->ids, k, values, labels, nlabels) < 0) {
+		r->stats.failed++;
+		return -1;
+	}
+	return 0;
+}
+
+const struct record_stats *recorder_stats(const struct recorder *r)
+{
+	return &r->stats;
+}
+
+struct profile *recorder_profile(struct recorder *r)
+{
+	return r->prof;
+}
+
+int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t *values,
+			   const struct profile_label_in *labels, size_t nlabels)
+{
+	uint64_t id = recorder_marker(r, marker);
+
+	if (!id || profile_add_sample(r->prof, &id, 1, values, labels, nlabels) < 0) {
+		r->stats.failed++;
+		return -1;
+	}
+	return 0;
+}
+
+int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int truncated,
+		     const int64_t *values, const struct profile_label_in *labels, size_t nlabels)
+{
+	size_t i, k = 0;
+	uint64_t id;
+
+	if (n > r->max_depth)
+		n = r->max_depth;
+	for (i = 0; i < n; i++)
+		if ((id = recorder_location(r, pcs[i], 0)))
+			r->ids[k++] = id;
+	if (truncated && (id = recorder_marker(r, "[truncated]")))
+		r->ids[k++] = id;
+	r->stats.stacks++;
+	r->stats.frames += n;
+	if (profile_add_sample(r->prof, r->ids, k, values, labels, nlabels) < 0) {
+		r->stats.failed++;
+		return -1;
+	}
+	return 0;
+}
+
+size_t recorder_stack_used(const struct recorder *r, unsigned region, int *overran,
+			   int *complete)
+{
+	*complete = !(r->last_flags & (UNWIND_PARTIAL | UNWIND_TRUNCATED));
+	return unwinder_stack_used(r->unw, region, overran);
+}

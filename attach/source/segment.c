@@ -1,0 +1,184 @@
+/*
+ * segment.c — find the shim's segment in /proc/PID/maps and copy it out
+ * with process_vm_readv: the header first (validated), then all published
+ * buckets in one read, then a second look at any bucket whose sequence
+ * lock was odd or whose seq and seq_end disagree. Buckets are append-only
+ * and their counters change under a per-bucket lock, so one bulk read is
+ * consistent for nearly every bucket; the rare torn one costs one more
+ * small read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "attach/source/segment.h"
+#include "unwind/maps.h"
+
+int segment_read_process(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
+	pid_t pid = (pid_t)(intptr_t)ctx;
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+int segment_find(pid_t pid, uint64_t *addr, uint64_t *len)
+{
+	static const char name[] = "/memfd:" SEG_NAME, lib[] = "/libcprof.so";
+	struct maps m;
+	size_t i, n;
+	int found = 0;
+
+	maps_init(&m);
+	if (maps_read(&m, pid) < 0)
+		return -1;
+	for (i = 0; i < m.n; i++) {
+		const struct map_entry *e = &m.v[i];
+
+		n = strlen(e->path);
+		if (!found && n >= sizeof(lib) - 1 && strcmp(e->path + n - (sizeof(lib) - 1), lib) == 0)
+			found = 2; /* the shim is there; its segment may not be yet */
+		if (strncmp(e->path, name, sizeof(name) - 1) != 0 || e->offset != 0)
+			continue;
+		/* The shim maps its segment once; a later one (after exec) wins. */
+		*addr = e->start;
+		*len = e->end - e->start;
+		found = 1;
+	}
+	maps_release(&m);
+	return found;
+}
+
+static int bucket_whole(const struct seg_bucket *b)
+{
+	return b->seq == b->seq_end && !(b->seq & 1);
+}
+
+static int bucket_valid(const struct seg_bucket *b, uint32_t max_frames)
+{
+	return (b->kind == SEG_KIND_ALLOC || b->kind == SEG_KIND_THREAD) &&
+	       b->nframes <= max_frames;
+}
+
+/*
+ * The seq word of each of count buckets at boff, from a second bulk copy
+ * (one read of the whole table costs less than a read per bucket).
+ */
+static int read_seqs(segment_read_fn *read, void *ctx, uint64_t boff, uint64_t count,
+		     uint64_t *seqs)
+{
+	struct seg_bucket *again = malloc(count * sizeof(*again));
+	uint64_t i;
+
+	if (!again || read(ctx, boff, again, count * sizeof(*again)) < 0) {
+		free(again);
+		return -1;
+	}
+	for (i = 0; i < count; i++)
+		seqs[i] = again[i].seq;
+	free(again);
+	return 0;
+}
+
+int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
+		 uint64_t len, char *why, size_t cap)
+{
+	struct seg_header *h = &c->h;
+	uint64_t count, boff, i, k, *seqs;
+	int tries;
+
+	memset(c, 0, sizeof(*c));
+	if (len < sizeof(*h) || read(ctx, addr, h, sizeof(*h)) < 0) {
+		snprintf(why, cap, "the segment is too small or unreadable");
+		return -1;
+	}
+	if (memcmp(h->magic, SEG_MAGIC, 8) != 0) {
+		snprintf(why, cap, "the segment has no cprof header");
+		return -1;
+	}
+	if (h->version != SEG_VERSION) {
+		snprintf(why, cap,
+			 "its libcprof.so writes segment layout version %u, this cprof-attach reads "
+			 "version %u; use the cprof-attach that came with that libcprof.so",
+			 h->version, SEG_VERSION);
+		return -2;
+	}
+	/* Strings from the target: always terminated in our copy. */
+	if (h->nsettings > SEG_MAX_SETTINGS)
+		h->nsettings = SEG_MAX_SETTINGS;
+	for (i = 0; i < SEG_MAX_SETTINGS; i++) {
+		h->settings[i].name[sizeof(h->settings[i].name) - 1] = 0;
+		h->settings[i].value[sizeof(h->settings[i].value) - 1] = 0;
+	}
+	h->allocator[sizeof(h->allocator) - 1] = 0;
+	h->note[sizeof(h->note) - 1] = 0;
+	if (h->header_size != sizeof(*h) || h->bucket_size != sizeof(struct seg_bucket) ||
+	    h->max_frames == 0 || h->max_frames > SEG_MAX_FRAMES || h->size > len ||
+	    h->bucket_off < sizeof(*h) || h->bucket_off > h->size ||
+	    h->bucket_cap > SEG_MAX_BUCKETS ||
+	    h->bucket_cap > (h->size - h->bucket_off) / sizeof(struct seg_bucket)) {
+		snprintf(why, cap, "the segment header is inconsistent");
+		return -1;
+	}
+	count = h->bucket_count;
+	if (count > h->bucket_cap)
+		count = h->bucket_cap; /* never trust a count past the table */
+	if (!count)
+		return 0;
+	c->b = malloc(count * sizeof(*c->b));
+	if (!c->b) {
+		snprintf(why, cap, "out of memory");
+		return -1;
+	}
+	boff = addr + h->bucket_off;
+	if (read(ctx, boff, c->b, count * sizeof(*c->b)) < 0) {
+		snprintf(why, cap, "the segment's buckets are unreadable");
+		segment_release(c);
+		return -1;
+	}
+	/*
+	 * A second copy of every bucket's seq: a bucket whose seq moved
+	 * between the two copies (or was odd, or disagreed with seq_end) was
+	 * written while we copied it, whatever order the kernel copied in.
+	 */
+	seqs = malloc(count * sizeof(*seqs));
+	if (!seqs || read_seqs(read, ctx, boff, count, seqs) < 0) {
+		free(seqs);
+		snprintf(why, cap, "the segment's buckets are unreadable");
+		segment_release(c);
+		return -1;
+	}
+	for (i = 0, k = 0; i < count; i++) {
+		struct seg_bucket *b = &c->b[k];
+
+		if (i != k)
+			*b = c->b[i];
+		for (tries = 0; !bucket_whole(b) || b->seq != seqs[i]; tries++) {
+			if (tries == SEGMENT_RETRIES ||
+			    read(ctx, boff + i * sizeof(*b), b, sizeof(*b)) < 0 ||
+			    read(ctx, boff + i * sizeof(*b), &seqs[i], sizeof(seqs[i])) < 0)
+				break;
+		}
+		if (!bucket_whole(b) || b->seq != seqs[i]) {
+			c->torn++;
+			continue;
+		}
+		if (!bucket_valid(b, h->max_frames)) {
+			c->invalid++;
+			continue;
+		}
+		k++;
+	}
+	free(seqs);
+	c->n = k;
+	return 0;
+}
+
+void segment_release(struct seg_copy *c)
+{
+	free(c->b);
+	c->b = NULL;
+	c->n = 0;
+}
