@@ -6,18 +6,15 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "attach/engine/session.h"
-#include "attach/engine/stopcopy.h"
 #include "attach/engine/target.h"
 #include "common/err.h"
 #include "common/proc.h"
@@ -176,57 +173,6 @@ int session_count_changed(struct session *s)
 	/* The kernel gives the directory one link per thread, plus two. */
 	snprintf(p, sizeof(p), "/proc/%d/task", (int)s->pid);
 	return stat(p, &st) < 0 || (uint64_t)st.st_nlink != s->task_nlink;
-}
-
-static void session_drain_signals(struct session *s)
-{
-	struct signalfd_siginfo si;
-
-	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)
-			s->stop_signal = (int)si.ssi_signo;
-}
-
-void session_poll(struct session *s)
-{
-	pid_t *tids;
-	uint32_t i, n;
-	int status;
-
-	session_drain_signals(s);
-	if (s->doubt) {
-		char p[64], buf[256];
-
-		/* The start-up check again: refused now means the rights are gone. */
-		s->doubt = 0;
-		snprintf(p, sizeof(p), "/proc/%d/syscall", (int)s->pid);
-		if (proc_read(p, buf, sizeof(buf)) < 0 && (errno == EACCES || errno == EPERM))
-			s->lost = 1;
-		else if (target_traced_by_other(s->pid))
-			s->lost = 1;
-	}
-	/*
-	 * Threads whose stop came after their batch gave up: release them
-	 * first. One that was exiting stays a zombie until its tracer (us)
-	 * reaps it, and until then the pidfd does not report the exit.
-	 */
-	if (s->late && (tids = malloc((s->threads.count + 1) * sizeof(*tids)))) {
-		n = threads_tids(&s->threads, tids, s->threads.count);
-		for (i = 0; i < n && s->late; i++) {
-			struct thread *t = threads_get(&s->threads, tids[i]);
-
-			if (t && (t->flags & (THREAD_HELD | THREAD_WANTED)) == THREAD_HELD &&
-			    waitpid(tids[i], &status, __WALL | WNOHANG) == tids[i])
-				stopcopy_late(s, t, status);
-		}
-		free(tids);
-	}
-	if (s->pidfd >= 0) {
-		struct pollfd pfd = { .fd = s->pidfd, .events = POLLIN };
-
-		if (poll(&pfd, 1, 0) > 0)
-			s->gone = 1;
-	}
 }
 
 uint64_t session_pause_percentile(const struct session *s, double pct)

@@ -2,7 +2,9 @@
 #define CPROF_SESSION_H
 /*
  * session — cprof-attach's relation with one target process: which threads
- * it has, and how one of them is sampled.
+ * it has, and how one of them is sampled. Two files, one way: session.c
+ * (start, thread list, release) and stopcopy.c (sampling, polling), which
+ * uses the first and is never called by it; stackcopy.c copies stacks.
  *
  * Invariants:
  *  - a thread is traced only while it is sampled: PTRACE_SEIZE, then

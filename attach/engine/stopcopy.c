@@ -7,29 +7,28 @@
  * thread: /proc/PID/task/TID/syscall gives its stack pointer and program
  * counter, process_vm_readv its stack; it is never stopped. A sleeping
  * thread whose CPU clock has not moved since it was last read is where it
- * was: it costs one pread.
+ * was: it costs one pread. Also the session's poll (signals, late stops,
+ * the process's exit), since late stops are stops to copy.
  *
- * A thread whose sp is not on its own stack as learnt (a thread never seen,
- * or a signal handler on an alternate stack) has its copy searched for the
- * signal frame the kernel wrote at the top of an alternate stack; when one
- * is found, the stack it interrupted is copied too, from the saved sp up,
- * so that unwinding crosses from the handler into the interrupted frames.
- * The common case — sp within the cap below the thread's learnt stack end —
- * is one hint lookup and one process_vm_readv, as before.
+ * This is the second half of the session module (session.h): session.c
+ * owns the session's life and thread list and never calls in here.
  */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/signalfd.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attach/engine/sigframe.h"
-#include "attach/engine/stopcopy.h"
+#include "attach/engine/session.h"
+#include "attach/engine/stackcopy.h"
+#include "attach/engine/target.h"
 #include "common/proc.h"
 
 /* Kernel-internal returns of a sleep that a signal or a stop broke. */
@@ -37,155 +36,6 @@
 #define ERESTARTNOINTR 513
 #define ERESTARTNOHAND 514 /* restart unless a handler ran */
 #define ERESTART_RESTARTBLOCK 516
-#define MAX_IOV 256
-
-/* Copy the stack from sp up, page by page so that a hole ends the copy cleanly. */
-static size_t copy_stack(pid_t pid, uint64_t sp, unsigned char *buf, size_t cap)
-{
-	struct iovec local, remote[MAX_IOV];
-	uint64_t a = sp, end = sp + cap, next;
-	ssize_t r;
-	int n = 0;
-
-	if (end < sp)
-		end = UINT64_MAX;
-	while (a < end && n < MAX_IOV) {
-		next = (a & ~(uint64_t)4095) + 4096;
-		if (next > end || next == 0)
-			next = end;
-		remote[n].iov_base = (void *)(uintptr_t)a;
-		remote[n].iov_len = next - a;
-		a = next;
-		n++;
-	}
-	local.iov_base = buf;
-	local.iov_len = (size_t)(a - sp);
-	r = process_vm_readv(pid, &local, 1, remote, (unsigned long)n, 0);
-	return r < 0 ? 0 : (size_t)r;
-}
-
-static void regs_from_user(struct regs *r, const struct user_regs_struct *u)
-{
-	r->r[0] = u->rax;
-	r->r[1] = u->rdx;
-	r->r[2] = u->rcx;
-	r->r[3] = u->rbx;
-	r->r[4] = u->rsi;
-	r->r[5] = u->rdi;
-	r->r[6] = u->rbp;
-	r->r[7] = u->rsp;
-	r->r[8] = u->r8;
-	r->r[9] = u->r9;
-	r->r[10] = u->r10;
-	r->r[11] = u->r11;
-	r->r[12] = u->r12;
-	r->r[13] = u->r13;
-	r->r[14] = u->r14;
-	r->r[15] = u->r15;
-	r->r[16] = u->rip;
-	r->valid = (1u << DWARF_NREGS) - 1;
-}
-
-/* Bytes to copy from sp up; *known: sp is within reach of the thread's learnt stack end. */
-static size_t copy_size(struct session *s, pid_t tid, uint64_t sp, int *known)
-{
-	size_t n;
-
-	*known = 0;
-	n = s->hints ? hints_get(s->hints, tid, sp, known) : s->stack_cap;
-	return n < s->stack_cap ? n : s->stack_cap;
-}
-
-/*
- * Whether a signal frame's return address is the kernel's rt_sigreturn
- * trampoline ("mov $15,%rax; syscall"), read from the target's code; the
- * last address found to be is remembered, so this costs a read once.
- */
-static int restorer_ok(struct session *s, uint64_t addr)
-{
-	static const unsigned char code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
-	unsigned char b[sizeof(code)];
-	struct iovec local = { b, sizeof(b) }, remote = { (void *)(uintptr_t)addr, sizeof(b) };
-
-	if (addr && addr == s->restorer)
-		return 1;
-	if (process_vm_readv(s->pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(b) ||
-	    memcmp(b, code, sizeof(code)))
-		return 0;
-	s->restorer = addr;
-	return 1;
-}
-
-/*
- * Copy a thread's stack into snap, from sp up: region 0. When sp is not
- * within reach of the thread's learnt stack end, look for a handler's
- * signal frame on an alternate stack in the copy (first where it was last
- * time, at the top of the alternate stack last found, then anywhere), and
- * when there is one, end region 0 at the alternate stack's end and copy
- * the interrupted stack from its saved sp as region 1, with what is left
- * of the cap: the two regions together never exceed it.
- */
-/*
- * A thread stopped at the trampoline itself (its handler has returned, the
- * kernel's sigreturn is next) has popped the frame's return-address word:
- * the frame starts 8 bytes below sp, outside the copy. Read it apart. 0
- * and *f filled, or -1.
- */
-static int popped_frame(struct session *s, uint64_t sp, uint64_t pc, struct sigframe *f)
-{
-	unsigned char b[SIGFRAME_LEN];
-
-	if (sp < 8 || !restorer_ok(s, pc) || copy_stack(s->pid, sp - 8, b, sizeof(b)) != sizeof(b))
-		return -1;
-	return sigframe_check(b, sp - 8, sizeof(b), sp - 8, f);
-}
-
-static void copy_image(struct session *s, pid_t tid, uint64_t sp, uint64_t pc,
-		       struct snapshot *snap)
-{
-	struct thread_image *img = &snap->img;
-	uint64_t frame = 0, end = 0;
-	struct sigframe f;
-	size_t n, len, n1;
-	int known, found;
-
-	n = copy_size(s, tid, sp, &known);
-	if (!known && s->hints) {
-		hints_alt_get(s->hints, tid, &frame, &end);
-		if (end > sp && end - sp <= s->stack_cap && frame >= sp && frame < end)
-			n = (size_t)(end - sp); /* its alternate stack, as last found */
-		else
-			frame = 0;
-	}
-	len = copy_stack(s->pid, sp, snap->stack, n);
-	img->nstacks = 1;
-	img->stack[0].addr = sp;
-	img->stack[0].len = len;
-	img->stack[0].bytes = snap->stack;
-	if (known)
-		return;
-	found = (frame && sigframe_check(snap->stack, sp, len, frame, &f) == 0) ||
-		sigframe_find(snap->stack, sp, len, &f) == 0 || popped_frame(s, sp, pc, &f) == 0;
-	if (!found || !restorer_ok(s, f.restorer)) {
-		if (frame)
-			hints_alt_set(s->hints, tid, 0, 0); /* not there any more */
-		return;
-	}
-	if (s->hints)
-		hints_alt_set(s->hints, tid, f.addr, f.alt_hi);
-	if (f.alt_hi - sp < len)
-		img->stack[0].len = len = (size_t)(f.alt_hi - sp);
-	n1 = copy_size(s, tid, f.sp, &known);
-	if (n1 > s->stack_cap - len)
-		n1 = s->stack_cap - len;
-	if (f.sp < f.alt_lo && f.alt_lo - f.sp < n1)
-		n1 = (size_t)(f.alt_lo - f.sp); /* up to the alternate stack, not into it */
-	img->stack[1].addr = f.sp;
-	img->stack[1].bytes = snap->stack + len;
-	img->stack[1].len = copy_stack(s->pid, f.sp, snap->stack + len, n1);
-	img->nstacks = 2;
-	s->stats.altstack_copies++;
-}
 
 static void pause_record(struct session *s, uint64_t ns)
 {
@@ -263,12 +113,18 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 			s->stats.eintr_fixed++;
 		ur.rax = (unsigned long long)-EINTR;
 	}
-	regs_from_user(&snap->img.regs, &ur);
-	copy_image(s, t->tid, ur.rsp, ur.rip, snap);
+	stackcopy_regs(&snap->img.regs, &ur);
+	stackcopy_image(s, t->tid, ur.rsp, ur.rip, snap);
 	return 0;
 }
 
-int stopcopy_reap(struct session *s, struct thread *t, int status, struct snapshot *snap)
+/*
+ * Handle a wait status of a seized thread t: when it is stopped and snap is
+ * not NULL, copy it into snap; release it either way (detach, passing on a
+ * signal it stopped for). Returns 1 when copied, 0 when released without a
+ * copy, -1 when the thread is gone.
+ */
+static int stopcopy_reap(struct session *s, struct thread *t, int status, struct snapshot *snap)
 {
 	int sig = 0, ours = 0, copied = 0;
 	pid_t tid = t->tid;
@@ -336,7 +192,12 @@ void session_repeat(struct session *s, struct thread *t, uint32_t count, uint64_
 	emit_snapshot(s, t, snap, emit, ctx);
 }
 
-void stopcopy_late(struct session *s, struct thread *t, int status)
+/*
+ * The stop of a thread whose batch moved on came (status from waitpid):
+ * copy it and give it to s->defer_emit when it was deferred, else just
+ * release it.
+ */
+static void stopcopy_late(struct session *s, struct thread *t, int status)
 {
 	struct snapshot *snap = NULL;
 	pid_t tid = t->tid;
@@ -354,6 +215,57 @@ void stopcopy_late(struct session *s, struct thread *t, int status)
 		return;
 	}
 	snapshot_free(snap);
+}
+
+static void session_drain_signals(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)
+			s->stop_signal = (int)si.ssi_signo;
+}
+
+void session_poll(struct session *s)
+{
+	pid_t *tids;
+	uint32_t i, n;
+	int status;
+
+	session_drain_signals(s);
+	if (s->doubt) {
+		char p[64], buf[256];
+
+		/* The start-up check again: refused now means the rights are gone. */
+		s->doubt = 0;
+		snprintf(p, sizeof(p), "/proc/%d/syscall", (int)s->pid);
+		if (proc_read(p, buf, sizeof(buf)) < 0 && (errno == EACCES || errno == EPERM))
+			s->lost = 1;
+		else if (target_traced_by_other(s->pid))
+			s->lost = 1;
+	}
+	/*
+	 * Threads whose stop came after their batch gave up: release them
+	 * first. One that was exiting stays a zombie until its tracer (us)
+	 * reaps it, and until then the pidfd does not report the exit.
+	 */
+	if (s->late && (tids = malloc((s->threads.count + 1) * sizeof(*tids)))) {
+		n = threads_tids(&s->threads, tids, s->threads.count);
+		for (i = 0; i < n && s->late; i++) {
+			struct thread *t = threads_get(&s->threads, tids[i]);
+
+			if (t && (t->flags & (THREAD_HELD | THREAD_WANTED)) == THREAD_HELD &&
+			    waitpid(tids[i], &status, __WALL | WNOHANG) == tids[i])
+				stopcopy_late(s, t, status);
+		}
+		free(tids);
+	}
+	if (s->pidfd >= 0) {
+		struct pollfd pfd = { .fd = s->pidfd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) > 0)
+			s->gone = 1;
+	}
 }
 
 /*
@@ -439,7 +351,7 @@ static int read_asleep(struct session *s, struct thread *t, int have_cpu, uint64
 	snap->img.regs.r[DWARF_RSP] = sp;
 	snap->img.regs.r[DWARF_RIP] = pc;
 	snap->img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
-	copy_image(s, t->tid, sp, pc, snap);
+	stackcopy_image(s, t->tid, sp, pc, snap);
 	if (!still_asleep(s, t, have_cpu, cpu, nr, sp, pc)) {
 		s->stats.torn_reads++;
 		snapshot_free(snap);
