@@ -21,38 +21,6 @@
 
 static const struct {
 	const char *name;
-	unsigned bit;
-	const char *help;
-} formats[] = {
-	{ "pprof", FORMAT_PPROF, "gzip-compressed profile.proto for go tool pprof (default)" },
-	{ "text", FORMAT_TEXT, "Go's legacy text form, which pprof also reads" },
-	{ "dump", FORMAT_DUMP, "a thread dump for people: each thread, its state, its stack" },
-	{ "folded", FORMAT_FOLDED, "collapsed stacks for flamegraph.pl, inferno, speedscope" },
-	{ "svg", FORMAT_SVG, "an interactive flame graph: hover, click to zoom, search" },
-};
-
-unsigned format_find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (!strcmp(formats[i].name, name))
-			return formats[i].bit;
-	return 0;
-}
-
-const char *format_name(unsigned format)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (formats[i].bit == format)
-			return formats[i].name;
-	return "?";
-}
-
-static const struct {
-	const char *name;
 	uint64_t ns;
 } units[] = {
 	{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
@@ -135,10 +103,38 @@ int parse_uint(const char *s, uint64_t min, uint64_t max, int sizes, uint64_t *o
 	return 0;
 }
 
+/* The names of the kinds for which want(k) holds, as "a, b, c" (for help and messages). */
+static void kinds_named(FILE *f, int (*want)(const struct kind *))
+{
+	const struct kind *k;
+	unsigned i, n, shown = 0;
+
+	k = kind_all(&n);
+	for (i = 0; i < n; i++)
+		if (want(&k[i]))
+			fprintf(f, "%s%s", shown++ ? ", " : "", k[i].name);
+}
+
+static int is_delta(const struct kind *k)
+{
+	return k->duration == DURATION_DELTA;
+}
+
+static int takes_children(const struct kind *k)
+{
+	return !!(kind_takes(k) & KIND_TAKES_CHILDREN);
+}
+
+static int takes_hz(const struct kind *k)
+{
+	return !!(kind_takes(k) & KIND_TAKES_HZ);
+}
+
 static void usage(FILE *f)
 {
 	const struct kind *k;
-	unsigned i, j, n;
+	const struct format *fm;
+	unsigned i, j, n, nf;
 
 	fprintf(f,
 		"usage: cprof-attach -p PID [-t TYPE] [-d DURATION] [-F HZ] [-o FILE] [options]\n"
@@ -155,25 +151,33 @@ static void usage(FILE *f)
 	for (i = 0; i < n; i++)
 		fprintf(f, "                           %-12s %s\n", k[i].name, k[i].help);
 	fprintf(f, "      --format FORMAT    how to write it, one of:\n");
-	for (j = 0; j < sizeof(formats) / sizeof(formats[0]); j++) {
+	fm = format_all(&nf);
+	for (j = 0; j < nf; j++) {
 		unsigned all = 1;
 
-		fprintf(f, "                           %-7s %s\n", formats[j].name, formats[j].help);
+		fprintf(f, "                           %-7s %s\n", fm[j].name, fm[j].help);
 		for (i = 0; i < n; i++)
-			all &= !!(k[i].formats & formats[j].bit);
+			all &= !!(k[i].formats & fm[j].bit);
 		if (all)
 			continue;
 		fprintf(f, "                                   (only");
 		for (i = 0; i < n; i++)
-			if (k[i].formats & formats[j].bit)
+			if (k[i].formats & fm[j].bit)
 				fprintf(f, " %s", k[i].name);
 		fprintf(f, ")\n");
 	}
+	fprintf(f, "  -d, --duration DUR     how long to sample: 30s, 500ms, 2m, 1h, 1m30s (default 30s);\n"
+		   "                         for ");
+	kinds_named(f, is_delta);
+	fprintf(f, ":\n"
+		   "                         report the change over DUR instead of the totals since\n"
+		   "                         the program started\n");
+	fprintf(f, "  -F, --frequency HZ     ");
+	kinds_named(f, takes_hz);
+	fprintf(f, ": samples per second per thread,\n"
+		   "                         %u..%u (default 100)\n", OPT_MIN_HZ, OPT_MAX_HZ);
 	fprintf(f,
-		"  -d, --duration DUR     how long to sample: 30s, 500ms, 2m, 1h, 1m30s (default 30s);\n"
-		"                         for heap, allocs, threadcreate: report the change over\n"
-		"                         DUR instead of the totals since the program started\n"
-		"  -F, --frequency HZ     samples per second per thread, %u..%u (default 100)\n"
+
 		"  -o, --output FILE      where to write the profile; - for standard output\n"
 		"                         (default: cprof-PID-TYPE-YYYYmmddTHHMMSSZ.pb.gz here,\n"
 		"                         its name printed on stderr)\n"
@@ -190,8 +194,10 @@ static void usage(FILE *f)
 		"                         stderr is not a terminal (on a terminal they are)\n"
 		"      --stack-size BYTES stack bytes copied per sample, 4K..1M (default 64K);\n"
 		"                         a handler on an alternate signal stack: both stacks\n"
-		"      --children         cpu, wall, threads: also every descendant process, present\n"
-		"                         and new, into the same profile, labelled pid and process\n"
+		"      --children         also every descendant process, present and new, into\n"
+		"                         the same profile, labelled pid and process (");
+	kinds_named(f, takes_children);
+	fprintf(f, ")\n"
 		"      --stats            print the profiler's own costs on stderr\n"
 		"  -q, --quiet            print only errors\n"
 		"  -h, --help             this help\n"
@@ -209,8 +215,7 @@ static void usage(FILE *f)
 		"  4  the target went away before anything was captured\n"
 		"  5  partial: the target exited or exec'd during a capture (what was\n"
 		"     captured was written), or a series ended early because it went away\n"
-		"  6  the profile could not be written\n",
-		OPT_MIN_HZ, OPT_MAX_HZ);
+		"  6  the profile could not be written\n");
 }
 
 enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
@@ -246,7 +251,7 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->hz = 100;
 	o->kind = kind_find("cpu");
 	o->stack_cap = 64 * 1024;
-	o->format = FORMAT_PPROF;
+	o->format = format_find("pprof");
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:t:d:F:o:qhV", longopts, NULL)) != -1) {
@@ -320,8 +325,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		case OPT_FORMAT:
 			o->format = format_find(optarg);
 			if (!o->format)
-				return error("unknown format \"%s\": expected pprof, text, dump, folded "
-					     "or svg",
+				return error("unknown format \"%s\" (see --help for the formats)",
 					     optarg);
 			break;
 		case 'q':
@@ -347,9 +351,9 @@ int options_parse(struct options *o, int argc, char **argv)
 		return error("unexpected argument \"%s\" (see --help)", argv[optind]);
 	if (!have_pid)
 		return error("no target: give the process id with -p PID (see --help)");
-	if (!(o->kind->formats & o->format))
+	if (!(o->kind->formats & o->format->bit))
 		return error("format \"%s\" is not available for %s profiles (see --help)",
-			     format_name(o->format), o->kind->name);
+			     o->format->name, o->kind->name);
 	if (!o->every_ns) {
 		if (count_given && o->count != 1)
 			return error("--count needs --every (how often to capture)");
@@ -368,11 +372,11 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (timing && o->kind->duration == DURATION_NONE)
 		return error("option \"-d\" does not apply to %s profiles, which are one snapshot",
 			     o->kind->name);
-	if (o->children && o->kind->policy == POLICY_SHIM)
+	if (o->children && !(kind_takes(o->kind) & KIND_TAKES_CHILDREN))
 		return error("option \"--children\" does not apply to %s profiles yet: profile each "
 			     "process's segment on its own",
 			     o->kind->name);
-	if (hz_given && o->kind->policy != POLICY_CPU && o->kind->policy != POLICY_WALL)
+	if (hz_given && !(kind_takes(o->kind) & KIND_TAKES_HZ))
 		return error("option \"-F\" does not apply to %s profiles, which are not sampled "
 			     "by time",
 			     o->kind->name);

@@ -13,14 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Exit codes, documented in --help and the README. */
-#define EXIT_OK 0
-#define EXIT_INTERNAL 1  /* out of memory or another internal failure */
-#define EXIT_USAGE 2     /* bad option or value */
-#define EXIT_ATTACH 3    /* cannot attach to the target */
-#define EXIT_GONE 4      /* the target went away before anything was captured */
-#define EXIT_PARTIAL 5   /* the target exited or exec'd mid-capture; what was captured is written */
-#define EXIT_OUTPUT 6    /* the profile could not be written */
+#include "common/exitcode.h"
 
 #define OPT_MAX_DURATION_NS (7ull * 24 * 3600 * 1000000000ull)
 #define OPT_MIN_HZ 1u
@@ -28,6 +21,7 @@
 #define OPT_MIN_STACK 4096u
 #define OPT_MAX_STACK (1u << 20)
 
+struct format;
 struct kind;
 
 struct options {
@@ -38,7 +32,7 @@ struct options {
 	const char *output;       /* NULL: a name from pid, type and time */
 	const struct kind *kind;  /* default cpu */
 	size_t stack_cap;         /* bytes of stack copied per sample, default 64 KiB */
-	unsigned format;          /* FORMAT_* of kinds.h, default pprof */
+	const struct format *format; /* default pprof */
 	int quiet;
 	int stats;
 	uint64_t every_ns;        /* --every: start a capture this often; 0: once */
@@ -57,12 +51,6 @@ int options_parse(struct options *o, int argc, char **argv);
 
 /* "30s", "500ms", "2m", "1h", "1m30s", "1.5s" -> ns; 0 or -1. Must be > 0. */
 int parse_duration(const char *s, uint64_t *ns);
-
-/* The FORMAT_* bit called name, or 0. */
-unsigned format_find(const char *name);
-
-/* The name of a FORMAT_* bit. */
-const char *format_name(unsigned format);
 
 /* A whole number in [min, max], with an optional K/M (x1024) suffix when sizes is set. */
 int parse_uint(const char *s, uint64_t min, uint64_t max, int sizes, uint64_t *out);

@@ -8,17 +8,15 @@
  *  - the output file is opened before the capture starts, so an unwritable
  *    path fails before the target is touched; it appears under its final
  *    name only when complete;
- *  - the format table maps each --format to its writer and file extension.
+ *  - what a format writes, and its file extension, are the format table's
+ *    (kinds/formats.h); nothing here lists formats.
  */
-#include "attach/source/source.h"
+#include "attach/source/result.h"
 #include "writer/outfile.h"
 
 struct options;
 struct target;
 struct profile;
-
-/* The file extension for a format ("pb.gz", "txt", ...). */
-const char *output_ext(unsigned format);
 
 /*
  * Encode prof as o->format and commit it to out (opened by the caller).

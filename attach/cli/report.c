@@ -57,7 +57,7 @@ static void report_partial(const struct record_stats *rec)
 
 void report_stats(const struct capture_report *r)
 {
-	const struct sampler *sm = &r->sm;
+	const struct sampler_results *sm = &r->sm;
 
 	if (!r->ptrace) {
 		fprintf(stderr,

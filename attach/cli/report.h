@@ -15,7 +15,7 @@
  */
 #include <stdint.h>
 
-#include "attach/source/source.h"
+#include "attach/source/result.h"
 
 struct options;
 struct target;

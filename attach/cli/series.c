@@ -3,76 +3,65 @@
  * (start + k * period), so a slow capture does not make the series drift;
  * a start that is already past is taken at once.
  */
-#include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/source/source.h"
-#include "attach/kinds/kinds.h"
 #include "attach/cli/naming.h"
 #include "attach/cli/options.h"
 #include "attach/cli/output.h"
 #include "attach/cli/report.h"
 #include "attach/cli/series.h"
 #include "attach/engine/target.h"
+#include "attach/kinds/kinds.h"
 #include "common/err.h"
 #include "common/proc.h"
 #include "model/profile.h"
 
 #define TOP_N 10
 
-/* Sleep until mono time `until`: 0, 1 when a stop signal came, 2 when the target exited. */
-static int series_wait(const struct target *t, int sigfd, uint64_t until)
+/* The request for one capture: the kind's row, the format's needs, the options. */
+static void series_request(const struct options *o, const struct target *t,
+			   struct capture_req *q)
 {
-	struct signalfd_siginfo si;
-	struct pollfd pfd[2];
-	uint64_t now;
-	int pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0), r = 0;
+	const struct kind *k = o->kind;
 
-	pfd[0].fd = sigfd;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = pidfd;
-	pfd[1].events = POLLIN;
-	while ((now = clock_mono_ns()) < until) {
-		int ms = (int)((until - now + 999999) / 1000000);
-
-		if (pidfd < 0 && ms > 200)
-			ms = 200; /* no pidfd: look for the target's exit now and then */
-		if (poll(pfd, 2, ms) < 0 && errno != EINTR)
-			break;
-		if ((pfd[0].revents & POLLIN) && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			r = 1;
-			break;
-		}
-		if ((pfd[1].revents & POLLIN) || (pidfd < 0 && kill(t->pid, 0) < 0 && errno == ESRCH)) {
-			r = 2;
-			break;
-		}
-	}
-	if (pidfd >= 0)
-		close(pidfd);
-	return r;
+	memset(q, 0, sizeof(*q));
+	q->t = t;
+	q->what = k->name;
+	q->types = &k->types;
+	q->policy = k->policy;
+	q->view = k->view;
+	q->labels = k->labels | o->format->labels;
+	q->raw = o->format->raw;
+	q->runs_only = !!(k->flags & KIND_RUNS_ONLY);
+	q->duration_ns = o->duration_ns;
+	q->duration_given = o->duration_given;
+	q->period_ns = 1000000000ull / o->hz;
+	q->stack_cap = o->stack_cap;
+	q->children = o->children;
+	q->quiet = o->quiet;
+	q->progress = o->progress ? report_progress : NULL;
 }
 
 static int series_one(const struct options *o, const struct target *t, const char *path,
 		      unsigned number, struct capture_report *rep)
 {
 	struct profile *prof = NULL;
+	struct capture_req req;
 	struct outfile out;
 	int code;
 
 	memset(rep, 0, sizeof(*rep));
+	series_request(o, t, &req);
 	if (outfile_open(&out, path) < 0) {
 		code = EXIT_OUTPUT;
 		goto done;
 	}
-	code = o->kind->capture(o, t, &prof, rep);
+	code = o->kind->source->capture(&req, &prof, rep);
 	if (code != EXIT_OK) {
 		outfile_abort(&out);
 		goto done;
@@ -104,7 +93,7 @@ static int series_one(const struct options *o, const struct target *t, const cha
 		code = EXIT_PARTIAL;
 	}
 	report_written(o, rep, path);
-	if (!o->quiet && o->format == FORMAT_PPROF && (o->top || isatty(STDERR_FILENO)))
+	if (!o->quiet && o->format->bit == FORMAT_PPROF && (o->top || isatty(STDERR_FILENO)))
 		report_top(prof, TOP_N);
 done:
 	if (o->summary_json)
@@ -125,7 +114,7 @@ int series_run(const struct options *o, const struct target *t)
 	int sigfd, code = EXIT_OK, w;
 
 	if (!tp)
-		tp = name_default(o->every_ns != 0, output_ext(o->format), tmpl, sizeof(tmpl));
+		tp = name_default(o->every_ns != 0, o->format->ext, tmpl, sizeof(tmpl));
 	if (o->count != 1 && strcmp(tp, "-") != 0 && !name_varies(tp)) {
 		error("output name \"%s\" is the same for every capture: add %%n or %%t", tp);
 		return EXIT_USAGE;
@@ -136,7 +125,7 @@ int series_run(const struct options *o, const struct target *t)
 	if (t->state == 'T' && !o->quiet)
 		note("%d (%s) is stopped (SIGSTOP or a debugger): it runs no code until SIGCONT%s",
 		     (int)t->pid, t->comm,
-		     o->kind->policy == POLICY_CPU ? ", so a cpu profile will be empty" : "");
+		     o->kind->flags & KIND_RUNS_ONLY ? ", so the profile will be empty" : "");
 	start = clock_mono_ns();
 	for (n = 1; o->count == 0 || n <= o->count; n++) {
 		v.pid = t->pid;
@@ -153,7 +142,7 @@ int series_run(const struct options *o, const struct target *t)
 			written++;
 		if (code != EXIT_OK || rep.stop_signal || rep.lost_access || (o->count && n == o->count))
 			break;
-		w = series_wait(t, sigfd, start + n * o->every_ns);
+		w = capture_wait(t->pid, sigfd, start + n * o->every_ns, NULL);
 		if (w == 1)
 			break;
 		if (w == 2) {

@@ -2,46 +2,72 @@
 #define CPROF_SAMPLER_H
 /*
  * sampler — the tracer thread: attach, then on every tick of the sampling
- * clock pick the threads the profile type wants, sample them and queue the
- * snapshots; between ticks answer the target's stops at once. When the
+ * clock let the policy pick the threads it wants, sample them and queue
+ * the snapshots; between ticks answer the target's stops at once. When the
  * thread function returns, the thread exits and the kernel detaches the
  * target (see session.h).
+ *
+ * A policy is what differs between the ptrace-based profile types: which
+ * threads a tick samples and what a sample weighs. The clock, the
+ * session and the queue are the same for all; the policies are rows in
+ * policies.c, named by the kinds table.
  *
  * Invariants:
  *  - the sampler never waits for the consumer: a full queue loses samples
  *    and counts them;
- *  - a sample's weight is the thread's own CPU time (cpu) or elapsed time
- *    (wall) since its previous sample, so nothing is counted twice and
- *    nothing is lost when a tick is late; CPU used while a thread could
- *    not be stopped is carried to its next sample;
- *  - the results are written by the tracer thread and read by the caller
- *    only after pthread_join().
+ *  - a sample's weight is measured (the thread's own CPU time, or elapsed
+ *    time, since its previous sample), so nothing is counted twice and
+ *    nothing is lost when a tick is late;
+ *  - the caller writes only cfg before the thread starts; the tracer
+ *    thread writes res and the bookkeeping, which the caller reads only
+ *    after pthread_join().
  */
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attach/engine/moved.h"
 #include "attach/engine/session.h"
 #include "attach/engine/snapshot.h"
 
-struct kind;
+struct sampler;
 
-#define HOT_MAX 4096 /* busy threads read every tick; more are read with the cold ones */
+/* Policy flags. */
+#define POLICY_ONCE 1u      /* one pass over every thread at the start, weight 1; no clock */
+#define POLICY_DEFER 2u     /* a stop that waits for a CPU is copied when it comes (session.defer_emit) */
+#define POLICY_RUNNING 4u   /* mark stops that did not find the thread running (snapshot.slept) */
 
-struct sampler {
-	/* Set by the caller. */
+struct policy {
+	const char *name;
+	unsigned flags;          /* POLICY_* */
+	uint64_t cold_slack_ns;  /* moved.h: unexplained CPU per running thread before a full read */
+	/* This tick: choose threads of tids[0..n) (room for n in picked) and sample them. */
+	void (*tick)(struct sampler *sm, struct session *s, const pid_t *tids, uint32_t n,
+		     pid_t *picked);
+	/* Weigh a snapshot of t and queue it (sampler_push); also given deferred stops. */
+	session_emit_fn *emit;
+	/* At the end, for every thread: give it what it is still owed. */
+	void (*finish)(struct sampler *sm, struct session *s, struct thread *t);
+};
+
+/* Set by the caller before the thread starts. */
+struct sampler_cfg {
 	pid_t pid;
 	const char *comm;
+	const char *what;         /* the profile type's name, for the "profiling" note */
+	const struct policy *policy;
+	int want_state;           /* fill snapshot.state (the samples carry a state label) */
 	int root;                 /* the process asked for (not a --children descendant) */
 	int *stop_all;            /* shared by a --children capture's tracers, or NULL */
-	const struct kind *kind;
 	uint64_t period_ns;
 	uint64_t duration_ns;
 	size_t stack_cap;
 	struct stack_hints *hints;
 	int quiet;
 	struct queue *queue;
+};
 
-	/* Results. */
+/* What a capture learns from its tracer, for the report. */
+struct sampler_results {
 	int attach_errno;         /* nonzero: attaching failed with it */
 	int gone, execed, stop_signal;
 	int lost_access;          /* the right to trace it was lost mid-capture */
@@ -53,26 +79,25 @@ struct sampler {
 	int niced;                /* the tracer thread runs at a raised priority */
 	uint64_t found_asleep;    /* cpu: stops that found the thread asleep (carried on) */
 	uint64_t threads_read;    /* per-thread CPU clock reads (cost follows the busy ones) */
-	/* The CPU policy's bookkeeping. */
-	uint64_t proc_cpu;        /* the process's CPU clock at the last tick */
-	uint64_t unexplained_ns;  /* process CPU the thread clocks have not explained (cumulative) */
-	uint64_t explained_at_scan; /* unexplained_ns right after the last read of every thread */
-	uint64_t full_scan_ns;    /* when every thread was last read */
-	uint64_t tids_generation; /* the thread table's generation the tid list holds */
-	uint32_t ntids;
-	uint32_t running;         /* threads whose clock moved at the last tick */
-	int rescan_due;           /* re-read /proc/PID/task after this tick */
-	pid_t hot[HOT_MAX];       /* threads busy lately: read every tick */
-	uint32_t nhot;
-	uint64_t hot_generation;  /* the thread table's generation the list was built from */
-	uint64_t wall_generation; /* wall: the generation whose new threads were all read */
-	uint64_t cold_slack_ns;   /* unexplained CPU per running thread before a full read */
-	uint64_t prev_tick_ns;    /* when the last tick's work ended */
 	uint64_t pause_p50_ns, pause_p99_ns;
 	struct session_stats stats;
 };
 
-/* The tracer thread's body; arg is a struct sampler. */
+struct sampler {
+	struct sampler_cfg cfg;
+	struct sampler_results res;
+	/* The tracer's bookkeeping. */
+	struct moved mv;          /* which threads ran */
+	uint64_t tids_generation; /* the thread table's generation the tid list holds */
+	uint32_t ntids;
+	uint64_t wall_generation; /* wall: the generation whose new threads were all read */
+	uint64_t prev_tick_ns;    /* when the last tick's work ended */
+};
+
+/* The tracer thread's body; arg is a struct sampler whose cfg is set. */
 void *sampler_main(void *arg);
+
+/* Queue snap (a policy's emit does, once it is weighed); a full queue drops and counts it. */
+void sampler_push(struct sampler *sm, struct snapshot *snap);
 
 #endif

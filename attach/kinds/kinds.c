@@ -7,8 +7,24 @@
  */
 #include <string.h>
 
+#include "attach/engine/policies.h"
 #include "attach/kinds/kinds.h"
+#include "attach/source/views.h"
 #include "model/profile.h"
+#include "writer/text.h"
+
+/* Go's legacy "N: N [N: N] @ pc..." form, count profiles (threads, threadcreate). */
+static int text_count(const struct profile *p, const char *kind, struct buf *b)
+{
+	return text_write_count(p, kind, b);
+}
+
+/* The legacy heap form: raw sample counts, with the rate for pprof to scale them. */
+static int text_heap(const struct profile *p, const char *kind, struct buf *b)
+{
+	(void)kind;
+	return text_write_heap(p, profile_period(p), b);
+}
 
 /* heap and allocs are the same data with a different default view, as in Go. */
 #define HEAP_TYPES                                                                      \
@@ -20,68 +36,67 @@ static const struct kind kinds[] = {
 	{
 		.name = "cpu",
 		.help = "where threads run on a CPU, weighted by the CPU time they used",
-		.capture = capture_ptrace,
-		.policy = POLICY_CPU,
+		.source = &source_ptrace,
+		.policy = &policy_cpu,
 		.duration = DURATION_WINDOW,
+		.flags = KIND_RUNS_ONLY,
 		.labels = LABEL_THREAD | LABEL_TID,
 		.formats = FORMAT_STACKS,
-		.sample = { { "samples", "count" }, { "cpu", "nanoseconds" } },
-		.period_type = { "cpu", "nanoseconds" },
+		.types = { .sample = { { "samples", "count" }, { "cpu", "nanoseconds" } },
+			   .period_type = { "cpu", "nanoseconds" } },
 	},
 	{
 		.name = "wall",
 		.help = "where threads spend wall-clock time, running or waiting",
-		.capture = capture_ptrace,
-		.policy = POLICY_WALL,
+		.source = &source_ptrace,
+		.policy = &policy_wall,
 		.duration = DURATION_WINDOW,
 		.labels = LABEL_THREAD | LABEL_TID | LABEL_STATE | LABEL_SYSCALL,
 		.formats = FORMAT_STACKS,
-		.sample = { { "samples", "count" }, { "wall", "nanoseconds" } },
-		.period_type = { "wall", "nanoseconds" },
+		.types = { .sample = { { "samples", "count" }, { "wall", "nanoseconds" } },
+			   .period_type = { "wall", "nanoseconds" } },
 	},
 	{
 		.name = "threads",
 		.help = "one snapshot of every thread's stack (like Go's goroutine profile)",
-		.capture = capture_ptrace,
-		.policy = POLICY_ONCE,
+		.source = &source_ptrace,
+		.policy = &policy_once,
 		.duration = DURATION_NONE,
 		.labels = LABEL_THREAD | LABEL_STATE | LABEL_SYSCALL,
 		.formats = FORMAT_STACKS | FORMAT_TEXT | FORMAT_DUMP,
-		.sample = { { "threads", "count" } },
-		.period_type = { "threads", "count" },
+		.text = text_count,
+		.types = { .sample = { { "threads", "count" } }, .period_type = { "threads", "count" } },
 	},
 	{
 		.name = "heap",
 		.help = "live heap by allocating stack (needs libcprof.so preloaded)",
-		.capture = capture_segment,
-		.policy = POLICY_SHIM,
+		.source = &source_segment,
+		.view = &view_heap,
 		.duration = DURATION_DELTA,
-		.values = VALUES_HEAP,
 		.formats = FORMAT_STACKS | FORMAT_TEXT,
-		HEAP_TYPES,
-		.default_type = "inuse_space",
+		.text = text_heap,
+		.types = { HEAP_TYPES, .default_type = "inuse_space" },
 	},
 	{
 		.name = "allocs",
 		.help = "all allocations by stack, freed or not (needs libcprof.so)",
-		.capture = capture_segment,
-		.policy = POLICY_SHIM,
+		.source = &source_segment,
+		.view = &view_heap,
 		.duration = DURATION_DELTA,
-		.values = VALUES_HEAP,
 		.formats = FORMAT_STACKS | FORMAT_TEXT,
-		HEAP_TYPES,
-		.default_type = "alloc_space",
+		.text = text_heap,
+		.types = { HEAP_TYPES, .default_type = "alloc_space" },
 	},
 	{
 		.name = "threadcreate",
 		.help = "where threads were created (needs libcprof.so)",
-		.capture = capture_segment,
-		.policy = POLICY_SHIM,
+		.source = &source_segment,
+		.view = &view_threads,
 		.duration = DURATION_DELTA,
-		.values = VALUES_THREADS,
 		.formats = FORMAT_STACKS | FORMAT_TEXT,
-		.sample = { { "threadcreate", "count" } },
-		.period_type = { "threadcreate", "count" },
+		.text = text_count,
+		.types = { .sample = { { "threadcreate", "count" } },
+			   .period_type = { "threadcreate", "count" } },
 	},
 };
 
@@ -101,14 +116,13 @@ const struct kind *kind_all(unsigned *n)
 	return kinds;
 }
 
-int kind_setup(const struct kind *k, struct profile *prof, int64_t period)
+unsigned kind_takes(const struct kind *k)
 {
-	int i;
+	unsigned t = 0;
 
-	for (i = 0; i < 4 && k->sample[i][0]; i++)
-		if (profile_add_sample_type(prof, k->sample[i][0], k->sample[i][1]) < 0)
-			return -1;
-	if (k->default_type && profile_set_default_sample_type(prof, k->default_type) < 0)
-		return -1;
-	return profile_set_period(prof, k->period_type[0], k->period_type[1], period);
+	if ((k->source->can & SOURCE_CLOCK) && k->duration == DURATION_WINDOW)
+		t |= KIND_TAKES_HZ;
+	if (k->source->can & SOURCE_CHILDREN)
+		t |= KIND_TAKES_CHILDREN;
+	return t;
 }

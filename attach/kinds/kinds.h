@@ -1,24 +1,25 @@
 #ifndef CPROF_KINDS_H
 #define CPROF_KINDS_H
 /*
- * kinds — the profile types cprof-attach can capture, as a table: how the
- * tracer picks threads and weighs samples, the sample types the profile
- * declares, the labels its samples carry and the output formats it can be
- * written in. Adding a type is adding a row (and, for a new source of
- * data, a new policy), not a branch in every file.
+ * kinds — the profile types cprof-attach can capture, as a table whose
+ * rows carry their behaviour: the source a type reads, and the hook that
+ * differs between types of one source (for ptrace, the policy: which
+ * threads a tick takes and what a sample weighs; for the shim's segment,
+ * the view: which bucket kind and which values), the sample types it
+ * declares, the labels its samples carry, the formats it can be written
+ * in and its legacy text writer. The command line, the series and the
+ * output code only read rows; adding a type is adding a row (plus, for a
+ * new shim-based type, a view and the shim's side).
+ *
+ * Invariants:
+ *  - every row names a source; a ptrace row names a policy, a segment row
+ *    a view;
+ *  - a row that accepts FORMAT_TEXT has a text writer.
  */
 #include <stdint.h>
 
+#include "attach/kinds/formats.h"
 #include "attach/source/source.h"
-
-struct profile;
-
-enum kind_policy {
-	POLICY_CPU,    /* threads that used CPU since their last sample, weighted by it */
-	POLICY_WALL,   /* every thread at every tick, weighted by elapsed time */
-	POLICY_ONCE,   /* every thread once, weight 1 */
-	POLICY_SHIM,   /* no thread is touched: the shim's segment is read */
-};
 
 /* What -d means for a kind. */
 enum kind_duration {
@@ -27,50 +28,34 @@ enum kind_duration {
 	DURATION_DELTA,  /* a snapshot; with -d, the change over that window */
 };
 
-/* Which of the shim's numbers a segment kind reports. */
-enum kind_values {
-	VALUES_NONE,
-	VALUES_HEAP,     /* alloc_objects, alloc_space, inuse_objects, inuse_space */
-	VALUES_THREADS,  /* threads created */
-};
-
-/* Labels a sample carries. */
-#define LABEL_THREAD 1u  /* "thread": the thread's name */
-#define LABEL_TID 2u     /* "tid": its id (numeric) */
-#define LABEL_STATE 4u   /* "state": running, sleeping, disk wait, stopped... */
-#define LABEL_SYSCALL 8u /* "syscall": the call a sleeping thread sleeps in */
-#define LABEL_PID 16u    /* "pid": its process (numeric); --children */
-#define LABEL_PROCESS 32u /* "process": its process's name; --children */
-
-/* Output formats (--format). */
-#define FORMAT_PPROF 1u /* gzip-compressed profile.proto */
-#define FORMAT_TEXT 2u  /* Go's legacy text form (debug=1) */
-#define FORMAT_DUMP 4u  /* a thread dump for people (debug=2) */
-#define FORMAT_FOLDED 8u /* collapsed stacks for flamegraph.pl, inferno, speedscope */
-#define FORMAT_SVG 16u  /* a self-contained interactive flame graph */
-#define FORMAT_STACKS (FORMAT_PPROF | FORMAT_FOLDED | FORMAT_SVG) /* every kind has these */
+/* Kind flags. */
+#define KIND_RUNS_ONLY 1u /* only running code counts: a stopped target, or a master whose workers work, gives nothing */
 
 struct kind {
 	const char *name;
 	const char *help;
-	capture_fn *capture;        /* where its data comes from */
-	enum kind_policy policy;
+	const struct source *source;   /* where its data comes from */
+	const struct policy *policy;   /* the ptrace source: which threads, what weight */
+	const struct shim_view *view;  /* the segment source: which buckets, what values */
 	enum kind_duration duration;
-	enum kind_values values;
-	unsigned labels;            /* LABEL_* */
-	unsigned formats;           /* FORMAT_* it can be written in */
-	const char *sample[4][2];   /* up to four (type, unit) pairs */
-	const char *period_type[2];
-	const char *default_type;   /* default_sample_type, or NULL for the last */
+	unsigned flags;                /* KIND_* */
+	unsigned labels;               /* LABEL_* */
+	unsigned formats;              /* FORMAT_* it can be written in */
+	format_text_fn *text;          /* its legacy text form, when formats has FORMAT_TEXT */
+	struct sample_types types;
 };
+
+/* What a kind takes on the command line beyond -t. */
+#define KIND_TAKES_HZ 1u       /* it samples on a clock */
+#define KIND_TAKES_CHILDREN 2u /* its source can take descendants */
 
 /* The kind called name, or NULL. */
 const struct kind *kind_find(const char *name);
 
-/* All kinds; *n set to their number. */
+/* All kinds; *n set to their number. The first is the default. */
 const struct kind *kind_all(unsigned *n);
 
-/* Declare k's sample types, period type (with period) and default type in prof. 0 or -1. */
-int kind_setup(const struct kind *k, struct profile *prof, int64_t period);
+/* KIND_TAKES_* for k. */
+unsigned kind_takes(const struct kind *k);
 
 #endif

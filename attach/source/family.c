@@ -13,7 +13,7 @@
 #include "attach/source/family.h"
 #include "common/proc.h"
 
-void family_init(struct family *f, pid_t root, const struct sampler *proto, uint64_t deadline_ns,
+void family_init(struct family *f, pid_t root, const struct sampler_cfg *proto, uint64_t deadline_ns,
 		 int *stop_all)
 {
 	memset(f, 0, sizeof(*f));
@@ -28,7 +28,7 @@ static int family_has(const struct family *f, pid_t pid)
 	int i;
 
 	for (i = 0; i < f->n; i++)
-		if (f->m[i]->sm.pid == pid)
+		if (f->m[i]->sm.cfg.pid == pid)
 			return 1;
 	return 0;
 }
@@ -54,20 +54,19 @@ static int family_start(struct family *f, pid_t pid, uint64_t now)
 	if (!m)
 		return -1;
 	read_comm(pid, m->comm, sizeof(m->comm));
-	m->sm = *f->proto;
-	memset(&m->sm.stats, 0, sizeof(m->sm.stats));
-	m->sm.pid = pid;
-	m->sm.comm = m->comm;
-	m->sm.root = 0;
-	m->sm.quiet = 1;
-	m->sm.duration_ns = f->deadline_ns - now;
-	m->sm.stop_all = f->stop_all;
-	if (queue_add_producer(m->sm.queue) < 0) {
+	m->sm.cfg = *f->proto;
+	m->sm.cfg.pid = pid;
+	m->sm.cfg.comm = m->comm;
+	m->sm.cfg.root = 0;
+	m->sm.cfg.quiet = 1;
+	m->sm.cfg.duration_ns = f->deadline_ns - now;
+	m->sm.cfg.stop_all = f->stop_all;
+	if (queue_add_producer(m->sm.cfg.queue) < 0) {
 		free(m);
 		return -1;
 	}
 	if (pthread_create(&m->thread, NULL, sampler_main, &m->sm)) {
-		queue_close(m->sm.queue);
+		queue_close(m->sm.cfg.queue);
 		free(m);
 		return -1;
 	}
@@ -96,7 +95,7 @@ void family_join(struct family *f)
 
 	for (i = 0; i < f->n; i++) {
 		pthread_join(f->m[i]->thread, NULL);
-		if (f->m[i]->sm.attach_errno)
+		if (f->m[i]->sm.res.attach_errno)
 			f->attach_failures++;
 	}
 }

@@ -29,7 +29,7 @@ struct family_member {
 
 struct family {
 	pid_t root;
-	const struct sampler *proto; /* the root's sampler: settings copied from it */
+	const struct sampler_cfg *proto; /* the root's settings, copied for each member */
 	uint64_t deadline_ns;        /* monotonic: when the capture ends */
 	int *stop_all;
 	struct family_member *m[CHILDREN_MAX];
@@ -37,8 +37,8 @@ struct family {
 	uint64_t attach_failures;    /* descendants that could not be traced */
 };
 
-/* An empty family for root's capture; proto is the root's sampler. */
-void family_init(struct family *f, pid_t root, const struct sampler *proto, uint64_t deadline_ns,
+/* An empty family for root's capture; proto is the root's sampler settings. */
+void family_init(struct family *f, pid_t root, const struct sampler_cfg *proto, uint64_t deadline_ns,
 		 int *stop_all);
 
 /* Start a tracer for every descendant of root not yet traced. Returns how many started. */

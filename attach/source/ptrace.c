@@ -1,8 +1,10 @@
 /*
- * capture.c — the pipeline attach -> unwind -> model for the ptrace-based
- * profile types. The tracer thread produces snapshots; this thread turns
- * each into a sample at once. Labels: "thread" (name) and "tid" on every
- * sample, "state" where the profile type asks for it.
+ * ptrace.c — the ptrace source: the pipeline engine -> unwind -> model for
+ * the profile types sampled by stopping threads (cpu, wall, threads; the
+ * policy in the request says which threads and what weight). The tracer
+ * thread produces snapshots; this thread turns each into a sample at once,
+ * so memory stays bounded and the target is detached as soon as sampling
+ * ends. Labels as the request asks; with --children, "pid" and "process".
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,14 +16,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "attach/source/source.h"
-#include "attach/source/children.h"
-#include "attach/source/family.h"
-#include "attach/kinds/kinds.h"
-#include "attach/cli/options.h"
-#include "attach/cli/report.h"
+#include "attach/engine/sampler.h"
 #include "attach/engine/syscalls.h"
 #include "attach/engine/target.h"
+#include "attach/source/children.h"
+#include "attach/source/family.h"
+#include "attach/source/source.h"
 #include "common/err.h"
 #include "common/proc.h"
 #include "model/profile.h"
@@ -185,19 +185,11 @@ static void seen_add(pid_t *seen, uint64_t *n, pid_t tid)
 	(*n)++;
 }
 
-double capture_self_cpu(void)
+static int capture_ptrace(const struct capture_req *q, struct profile **out,
+			  struct capture_report *rep)
 {
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return 0;
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
-}
-
-int capture_ptrace(const struct options *o, const struct target *t, struct profile **out,
-		   struct capture_report *rep)
-{
+	const struct target *t = q->t;
+	struct sampler *sm = NULL;
 	struct profile *prof = NULL;
 	struct recorder *rec = NULL, *r;
 	struct recorders *recs = NULL;
@@ -205,7 +197,7 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	struct child_cpu *kids = NULL;
 	int nkids = 0, stop_all = 0, fam_on = 0;
 	uint64_t adopted = 0;
-	struct queue q;
+	struct queue queue;
 	struct snapshot *snap;
 	pthread_t tracer;
 	int code = EXIT_INTERNAL;
@@ -213,25 +205,24 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	pid_t *seen = NULL;
 	struct stack_hints *hints = NULL;
 	int64_t period;
-	unsigned labels = o->kind->labels;
+	unsigned labels = q->labels;
 	uint64_t t0, shown, popped = 0;
 	int qinit = 0, closed = 0;
 
 	*out = NULL;
 	memset(rep, 0, sizeof(*rep));
-	/* A dump tells threads apart; the other forms group them by stack. */
-	if (o->format == FORMAT_DUMP)
-		labels |= LABEL_TID | LABEL_THREAD | LABEL_STATE | LABEL_SYSCALL;
-	if (o->children)
+	if (q->children)
 		labels |= LABEL_PID | LABEL_PROCESS;
-	period = (int64_t)(1000000000ull / o->hz);
+	period = (int64_t)q->period_ns;
 	prof = profile_new();
 	seen = calloc(SEEN_MAX, sizeof(*seen));
 	hints = malloc(sizeof(*hints));
 	if (hints)
-		hints_init(hints, o->stack_cap);
+		hints_init(hints, q->stack_cap);
 	recs = calloc(1, sizeof(*recs));
-	if (!prof || !seen || !hints || !recs || kind_setup(o->kind, prof, o->kind->policy == POLICY_ONCE ? 1 : period) < 0) {
+	sm = calloc(1, sizeof(*sm));
+	if (!prof || !seen || !hints || !recs || !sm ||
+	    capture_declare(q, prof, q->policy->flags & POLICY_ONCE ? 1 : period) < 0) {
 		error("out of memory");
 		goto err;
 	}
@@ -249,38 +240,40 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	recs->rec[0] = rec;
 	recs->n = 1;
 	/* A CPU profile that finds nothing may be of a master whose workers do the work. */
-	if (o->kind->policy == POLICY_CPU && !o->children &&
+	if (q->runs_only && !q->children &&
 	    (kids = calloc(CHILDREN_MAX, sizeof(*kids))))
 		nkids = children_cpu(t->pid, kids, CHILDREN_MAX);
-	if (queue_init(&q) < 0) {
+	if (queue_init(&queue) < 0) {
 		error("out of memory");
 		goto err;
 	}
 	qinit = 1;
-	rep->sm.pid = t->pid;
-	rep->sm.comm = t->comm;
-	rep->sm.kind = o->kind;
-	rep->sm.period_ns = (uint64_t)period;
-	rep->sm.duration_ns = o->duration_ns;
-	rep->sm.stack_cap = o->stack_cap;
-	rep->sm.hints = hints;
-	rep->sm.quiet = o->quiet;
-	rep->sm.queue = &q;
-	rep->sm.root = 1;
-	if (o->children)
-		rep->sm.stop_all = &stop_all;
+	sm->cfg.pid = t->pid;
+	sm->cfg.comm = t->comm;
+	sm->cfg.what = q->what;
+	sm->cfg.policy = q->policy;
+	sm->cfg.want_state = !!(labels & LABEL_STATE);
+	sm->cfg.period_ns = (uint64_t)period;
+	sm->cfg.duration_ns = q->duration_ns;
+	sm->cfg.stack_cap = q->stack_cap;
+	sm->cfg.hints = hints;
+	sm->cfg.quiet = q->quiet;
+	sm->cfg.queue = &queue;
+	sm->cfg.root = 1;
+	if (q->children)
+		sm->cfg.stop_all = &stop_all;
 
 	/* Every thread inherits this mask; the tracer reads them from a signalfd. */
 	proc_stop_signals(&set, 1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	if (o->children) {
+	if (q->children) {
 		/* Before the root's tracer: a snapshot's root may be done at once. */
-		family_init(&fam, t->pid, &rep->sm, clock_mono_ns() + o->duration_ns, &stop_all);
+		family_init(&fam, t->pid, &sm->cfg, clock_mono_ns() + q->duration_ns, &stop_all);
 		fam_on = 1;
 		family_adopt(&fam);
 		adopted = clock_mono_ns();
 	}
-	if (pthread_create(&tracer, NULL, sampler_main, &rep->sm)) {
+	if (pthread_create(&tracer, NULL, sampler_main, sm)) {
 		error("cannot start the tracer thread");
 		goto err;
 	}
@@ -299,14 +292,14 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 			family_adopt(&fam);
 			adopted = clock_mono_ns();
 		}
-		snap = o->progress || fam_on ? queue_pop_timed(&q, 250, &closed) : queue_pop(&q);
+		snap = q->progress || fam_on ? queue_pop_timed(&queue, 250, &closed) : queue_pop(&queue);
 		/* Four times a second, whether samples flow or not. */
-		if (o->progress && clock_mono_ns() - shown >= 250000000u) {
+		if (q->progress && clock_mono_ns() - shown >= 250000000u) {
 			shown = clock_mono_ns();
-			report_progress(shown - t0, o->duration_ns, popped, rep->threads, 0);
+			q->progress(shown - t0, q->duration_ns, popped, rep->threads, 0);
 		}
 		if (!snap) {
-			if (!(o->progress || fam_on) || closed)
+			if (!(q->progress || fam_on) || closed)
 				break;
 			continue;
 		}
@@ -317,15 +310,16 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 			record_snapshot(r, hints, labels, snap);
 		snapshot_free(snap);
 	}
-	if (o->progress)
-		report_progress(0, 0, 0, 0, 1);
+	if (q->progress)
+		q->progress(0, 0, 0, 0, 1);
 	pthread_join(tracer, NULL);
+	rep->sm = sm->res;
 	if (fam_on) {
 		family_join(&fam);
 		rep->processes = 1 + (uint64_t)fam.n - fam.attach_failures;
 		for (int i = 0; i < fam.n; i++) {
-			rep->sm.samples += fam.m[i]->sm.samples;
-			rep->sm.lost += fam.m[i]->sm.lost;
+			rep->sm.samples += fam.m[i]->sm.res.samples;
+			rep->sm.lost += fam.m[i]->sm.res.lost;
 		}
 		family_release(&fam);
 	}
@@ -354,12 +348,13 @@ int capture_ptrace(const struct options *o, const struct target *t, struct profi
 	rep->rec = *recorder_stats(rec);
 	recorders_release(recs, &rep->rec);
 	rep->cpu_self_s = capture_self_cpu();
-	if (nkids >= 0 && kids && rep->samples == 0 && !o->quiet && !rep->stop_signal)
+	if (nkids >= 0 && kids && rep->samples == 0 && !q->quiet && !rep->stop_signal)
 		children_note(t->pid, t->comm, kids, nkids);
 	free(kids);
 	free(recs);
+	free(sm);
 	recorder_free(rec);
-	queue_release(&q);
+	queue_release(&queue);
 	free(seen);
 	free(hints);
 	*out = prof;
@@ -374,11 +369,18 @@ err:
 		recorders_release(recs, &rep->rec);
 	free(recs);
 	free(kids);
+	free(sm);
 	recorder_free(rec);
 	if (qinit)
-		queue_release(&q);
+		queue_release(&queue);
 	profile_free(prof);
 	free(seen);
 	free(hints);
 	return code;
 }
+
+const struct source source_ptrace = {
+	.name = "ptrace",
+	.capture = capture_ptrace,
+	.can = SOURCE_CLOCK | SOURCE_CHILDREN,
+};

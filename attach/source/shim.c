@@ -1,30 +1,23 @@
 /*
- * heap.c — the profile types that come from libcprof.so's segment (heap,
- * allocs, threadcreate). No thread of the target is stopped or even
- * traced: the segment is copied with process_vm_readv, once, or twice
- * around a window (-d) to report the change, as Go's net/http/pprof does
- * with ?seconds=. Values are the shim's unbiased estimates, rounded; the
- * legacy text form gets the raw sample counts instead, because pprof
- * scales those itself.
+ * shim.c — the segment source: profile types that come from libcprof.so's
+ * segment (heap, allocs, threadcreate; the view in the request says which
+ * buckets and values). No thread of the target is stopped or even traced:
+ * the segment is copied with process_vm_readv, once, or twice around a
+ * window (-d) to report the change, as Go's net/http/pprof does with
+ * ?seconds=.
  */
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "attach/source/source.h"
-#include "attach/kinds/kinds.h"
-#include "attach/cli/options.h"
+#include "attach/engine/target.h"
 #include "attach/source/record.h"
 #include "attach/source/segment.h"
-#include "attach/engine/target.h"
+#include "attach/source/source.h"
+#include "attach/source/views.h"
 #include "common/err.h"
 #include "common/proc.h"
 #include "model/profile.h"
@@ -71,48 +64,6 @@ static int copy_segment(const struct target *t, uint64_t addr, uint64_t len,
 	return r == -2 ? EXIT_ATTACH : EXIT_INTERNAL;
 }
 
-/*
- * Wait for the window, or until SIGINT/SIGTERM or the target's exit.
- * Returns 0 (the full window), 1 (stopped early by a signal), 2 (target gone).
- */
-static int wait_window(const struct target *t, uint64_t ns, int *sig)
-{
-	struct signalfd_siginfo si;
-	struct pollfd pfd[2];
-	uint64_t end = clock_mono_ns() + ns, now;
-	sigset_t set;
-	int r = 0;
-
-	proc_stop_signals(&set, 0);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	pfd[0].fd = signalfd(-1, &set, SFD_CLOEXEC);
-	pfd[0].events = POLLIN;
-	pfd[1].fd = (int)syscall(SYS_pidfd_open, t->pid, 0);
-	pfd[1].events = POLLIN;
-	while ((now = clock_mono_ns()) < end) {
-		int ms = (int)((end - now + 999999) / 1000000);
-
-		if (poll(pfd, 2, pfd[1].fd < 0 ? (ms > 100 ? 100 : ms) : ms) < 0 && errno != EINTR)
-			break;
-		if (pfd[0].fd >= 0 && (pfd[0].revents & POLLIN) &&
-		    read(pfd[0].fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			*sig = (int)si.ssi_signo;
-			r = 1;
-			break;
-		}
-		if ((pfd[1].fd >= 0 && (pfd[1].revents & POLLIN)) ||
-		    (pfd[1].fd < 0 && kill(t->pid, 0) < 0 && errno == ESRCH)) {
-			r = 2;
-			break;
-		}
-	}
-	if (pfd[0].fd >= 0)
-		close(pfd[0].fd);
-	if (pfd[1].fd >= 0)
-		close(pfd[1].fd);
-	return r;
-}
-
 /* Copies s into out (cap bytes) with anything unprintable as '?': it comes from the target. */
 static const char *printable(const char *s, char *out, size_t cap)
 {
@@ -150,45 +101,10 @@ static void report_shim(const struct target *t, const struct seg_header *h)
 			(int)t->pid, (unsigned long long)h->no_pool);
 }
 
-static int64_t round_est(double v)
-{
-	if (!(v > -9e18 && v < 9e18))
-		return 0; /* NaN or absurd: untrusted input */
-	return (int64_t)llround(v);
-}
-
-/* The values of bucket b (minus base, when there is one) for kind k. */
-static int bucket_values(const struct kind *k, int raw, const struct seg_bucket *b,
-			 const struct seg_bucket *base, int64_t *v)
-{
-	double ao, ab, fo, fb;
-
-	if (k->values == VALUES_THREADS) {
-		v[0] = (int64_t)(b->alloc_samples - (base ? base->alloc_samples : 0));
-		return v[0] != 0;
-	}
-	if (raw) {
-		ao = (double)b->alloc_samples - (base ? (double)base->alloc_samples : 0);
-		ab = (double)b->alloc_sampled_bytes - (base ? (double)base->alloc_sampled_bytes : 0);
-		fo = (double)b->free_samples - (base ? (double)base->free_samples : 0);
-		fb = (double)b->free_sampled_bytes - (base ? (double)base->free_sampled_bytes : 0);
-	} else {
-		ao = b->alloc_objects - (base ? base->alloc_objects : 0);
-		ab = b->alloc_bytes - (base ? base->alloc_bytes : 0);
-		fo = b->free_objects - (base ? base->free_objects : 0);
-		fb = b->free_bytes - (base ? base->free_bytes : 0);
-	}
-	v[0] = round_est(ao);
-	v[1] = round_est(ab);
-	v[2] = round_est(ao - fo);
-	v[3] = round_est(ab - fb);
-	return v[0] || v[1] || v[2] || v[3];
-}
-
-static int add_buckets(struct recorder *rec, const struct kind *k, int raw,
+static int add_buckets(struct recorder *rec, const struct shim_view *view, int raw,
 		       const struct seg_copy *now, const struct seg_copy *base)
 {
-	uint32_t want = k->values == VALUES_THREADS ? SEG_KIND_THREAD : SEG_KIND_ALLOC;
+	uint32_t want = view->bucket;
 	struct profile_label_in bytes = { "bytes", NULL, 0, "bytes" };
 	uint64_t pcs[SEG_MAX_FRAMES];
 	int64_t v[4];
@@ -215,28 +131,31 @@ static int add_buckets(struct recorder *rec, const struct kind *k, int raw,
 					break;
 				}
 		}
-		if (!bucket_values(k, raw, b, o, v))
+		if (!view->values(b, o, raw, v))
 			continue;
 		for (j = 0; j < b->nframes; j++)
 			pcs[j] = b->frames[j] ? b->frames[j] - 1 : 0;
 		/* Like Go, an average object size as the "bytes" label. */
 		bytes.num = b->alloc_samples ? (int64_t)(b->alloc_sampled_bytes / b->alloc_samples) : 0;
 		if (recorder_add_pcs(rec, pcs, b->nframes, b->flags & SEG_BUCKET_TRUNCATED, v,
-				     &bytes, k->values == VALUES_HEAP) == 0)
+				     &bytes, view->bytes_label ? 1 : 0) == 0)
 			added++;
 	}
 	return (int)added;
 }
 
-int capture_segment(const struct options *o, const struct target *t, struct profile **out,
-		    struct capture_report *rep)
+static int capture_segment(const struct capture_req *q, struct profile **out,
+			   struct capture_report *rep)
 {
+	const struct target *t = q->t;
+	const struct shim_view *view = q->view;
+	struct seg_header none = { .sample_rate = SEG_DEFAULT_RATE };
 	struct seg_copy a = { 0 }, b = { 0 };
 	struct recorder *rec = NULL;
 	struct profile *prof = NULL;
 	char shim[PATH_MAX];
 	uint64_t addr, len, t0;
-	int r, code = EXIT_INTERNAL, raw = o->format == FORMAT_TEXT;
+	int r, code = EXIT_INTERNAL, raw = q->raw;
 
 	*out = NULL;
 	memset(rep, 0, sizeof(*rep));
@@ -251,13 +170,12 @@ int capture_segment(const struct options *o, const struct target *t, struct prof
 	}
 	if (r == 2) {
 		/* Loaded, armed, nothing sampled yet: an empty profile says so truthfully. */
-		if (!o->quiet)
+		if (!q->quiet)
 			note("%d (%s) has libcprof.so but no profile table yet: it makes one at its "
 			     "first sample (or could not); the profile is empty",
 			     (int)t->pid, t->comm);
 		prof = profile_new();
-		if (!prof || kind_setup(o->kind, prof, o->kind->values == VALUES_THREADS ?
-						       1 : SEG_DEFAULT_RATE) < 0) {
+		if (!prof || capture_declare(q, prof, view->period(&none)) < 0) {
 			error("out of memory");
 			profile_free(prof);
 			return EXIT_INTERNAL;
@@ -271,7 +189,7 @@ int capture_segment(const struct options *o, const struct target *t, struct prof
 		shim_path(shim, sizeof(shim));
 		error("cannot profile the %s of %d (%s): libcprof.so is not loaded in it; start it "
 		      "with LD_PRELOAD=%s",
-		      o->kind->name, (int)t->pid, t->comm, shim);
+		      q->what, (int)t->pid, t->comm, shim);
 		return EXIT_ATTACH;
 	}
 	rep->start_real_ns = clock_real_ns();
@@ -283,25 +201,25 @@ int capture_segment(const struct options *o, const struct target *t, struct prof
 		char note_text[sizeof(a.h.note)];
 
 		error("cannot profile the %s of %d (%s): libcprof.so stays out of the way in it: %s",
-		      o->kind->name, (int)t->pid, t->comm,
+		      q->what, (int)t->pid, t->comm,
 		      printable(a.h.note, note_text, sizeof(note_text)));
 		code = EXIT_ATTACH;
 		goto err;
 	}
-	if (a.h.allocator[0] && !o->quiet) {
+	if (a.h.allocator[0] && !q->quiet) {
 		char alloc_text[sizeof(a.h.allocator)];
 
 		note("libcprof.so in %d samples on top of %s", (int)t->pid,
 		     printable(a.h.allocator, alloc_text, sizeof(alloc_text)));
 	}
-	if (a.h.inherited && !o->quiet)
+	if (a.h.inherited && !q->quiet)
 		note("%d (%s) inherited %llu stacks of live samples from %u at fork", (int)t->pid,
 		     t->comm, (unsigned long long)a.h.inherited, a.h.parent_pid);
-	if (o->duration_given) {
-		if (!o->quiet)
-			note("profiling %d (%s): %s allocated during the next %.3gs", (int)t->pid,
-			     t->comm, o->kind->name, (double)o->duration_ns / 1e9);
-		r = wait_window(t, o->duration_ns, &rep->stop_signal);
+	if (q->duration_given) {
+		if (!q->quiet)
+			note("profiling %d (%s): %s %s during the next %.3gs", (int)t->pid, t->comm,
+			     q->what, view->window, (double)q->duration_ns / 1e9);
+		r = capture_wait(t->pid, -1, clock_mono_ns() + q->duration_ns, &rep->stop_signal);
 		if (r == 2) {
 			error("%d (%s) exited during the window; its allocations over it are lost",
 			      (int)t->pid, t->comm);
@@ -313,8 +231,7 @@ int capture_segment(const struct options *o, const struct target *t, struct prof
 	}
 	code = EXIT_INTERNAL;
 	prof = profile_new();
-	if (!prof || kind_setup(o->kind, prof, o->kind->values == VALUES_THREADS ? 1 :
-					     (int64_t)a.h.sample_rate) < 0) {
+	if (!prof || capture_declare(q, prof, view->period(&a.h)) < 0) {
 		error("out of memory");
 		goto err;
 	}
@@ -324,16 +241,16 @@ int capture_segment(const struct options *o, const struct target *t, struct prof
 		code = EXIT_ATTACH;
 		goto err;
 	}
-	if (o->duration_given)
-		r = add_buckets(rec, o->kind, raw, &b, &a);
+	if (q->duration_given)
+		r = add_buckets(rec, view, raw, &b, &a);
 	else
-		r = add_buckets(rec, o->kind, raw, &a, NULL);
+		r = add_buckets(rec, view, raw, &a, NULL);
 	rep->samples = (uint64_t)r;
-	rep->duration_ns = o->duration_given ? clock_mono_ns() - t0 : 0;
+	rep->duration_ns = q->duration_given ? clock_mono_ns() - t0 : 0;
 	rep->seg_torn = a.torn + b.torn;
-	rep->seg_dropped = o->duration_given ? b.h.dropped : a.h.dropped;
+	rep->seg_dropped = q->duration_given ? b.h.dropped : a.h.dropped;
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
-	if (o->kind->values == VALUES_HEAP && a.h.sample_rate == 0)
+	if (view->off_warning && a.h.sample_rate == 0)
 		warning("%d (%s) runs libcprof.so with sampling off (CPROF_SAMPLE_RATE=0)",
 			(int)t->pid, t->comm);
 	if (rep->seg_dropped)
@@ -355,3 +272,8 @@ err:
 	segment_release(&b);
 	return code;
 }
+
+const struct source source_segment = {
+	.name = "segment",
+	.capture = capture_segment,
+};

@@ -1,60 +1,106 @@
-#ifndef CPROF_CAPTURE_H
-#define CPROF_CAPTURE_H
+#ifndef CPROF_SOURCE_H
+#define CPROF_SOURCE_H
 /*
- * capture — one capture, end to end, from whichever source the profile
- * type reads. For ptrace: start the tracer thread, unwind and record its
- * snapshots as they arrive (so memory stays bounded and the target is
- * detached as soon as sampling ends), and hand back the profile.
+ * source — where a profile's data comes from: the ptrace source (stop and
+ * copy threads on a clock, ptrace.c) or the shim's segment (read libcprof.so's
+ * buckets from outside, shim.c); later a perf_event source. A source
+ * turns one request into one profile: the command line says what to
+ * capture (a struct capture_req, built from the kinds table and the
+ * options) and never learns how.
  *
  * Invariants:
- *  - the target is detached (the tracer thread has exited) before
- *    capture_run() returns, on every path;
+ *  - a source never includes the command line or the kinds table: all it
+ *    needs is in the request, and the kind's behaviour comes as the
+ *    policy (engine/sampler.h) or the view (views.h) the request names;
+ *  - the target is left as found on every path: nothing stays traced or
+ *    stopped once capture() returns;
  *  - unwinding and symbolization happen on the calling thread, never while
  *    a target thread is stopped.
  */
+#include <stddef.h>
 #include <stdint.h>
 
-#include "attach/source/record.h"
-#include "attach/engine/sampler.h"
+#include "attach/source/result.h"
+#include "common/exitcode.h"
 
-struct options;
-struct target;
+struct policy;
 struct profile;
+struct shim_view;
+struct target;
 
-struct capture_report {
-	/* Every source fills these. */
-	uint64_t start_real_ns;    /* when the capture began, ns since the epoch */
-	uint64_t duration_ns;      /* the window the profile covers */
-	uint64_t samples;          /* samples taken (stacks read from the shim) */
-	uint64_t threads;          /* distinct threads sampled; 0 when not applicable */
-	uint64_t processes;        /* --children: processes traced (the root and descendants) */
-	int gone, execed;          /* the target exited / exec'd during the capture */
-	int stop_signal;           /* SIGINT/SIGTERM ended the capture early, or 0 */
-	int lost_access;           /* the right to trace the target was lost mid-capture */
-	double cpu_self_s;         /* cprof-attach's own CPU time */
-	/* The ptrace source fills these (ptrace set). */
-	int ptrace;
-	struct sampler sm;
-	struct record_stats rec;
-	/* The shim's segment. */
-	uint64_t seg_torn, seg_dropped;
+/* Labels a sample carries. */
+#define LABEL_THREAD 1u  /* "thread": the thread's name */
+#define LABEL_TID 2u     /* "tid": its id (numeric) */
+#define LABEL_STATE 4u   /* "state": running, sleeping, disk wait, stopped... */
+#define LABEL_SYSCALL 8u /* "syscall": the call a sleeping thread sleeps in */
+#define LABEL_PID 16u    /* "pid": its process (numeric); --children */
+#define LABEL_PROCESS 32u /* "process": its process's name; --children */
+
+/* The profile's declared types, Go's names and units. */
+struct sample_types {
+	const char *sample[4][2];   /* up to four (type, unit) pairs */
+	const char *period_type[2];
+	const char *default_type;   /* default_sample_type, or NULL for the last */
 };
 
 /*
- * A capture function: capture from target t as o says into a new profile
- * (*out; the caller frees it). Returns EXIT_OK, or another EXIT_* code
- * after printing why (*out NULL).
+ * Draw (or, with done, erase) a live progress line: elapsed of total,
+ * samples, threads. Called a few times a second while a window runs.
  */
-typedef int capture_fn(const struct options *o, const struct target *t, struct profile **out,
+typedef void capture_progress_fn(uint64_t elapsed_ns, uint64_t total_ns, uint64_t samples,
+				 uint64_t threads, int done);
+
+/* One capture, as the command line asks for it. */
+struct capture_req {
+	const struct target *t;
+	const char *what;                 /* the profile type's name, for messages */
+	const struct sample_types *types;
+	const struct policy *policy;      /* the ptrace source: which threads, what weight */
+	const struct shim_view *view;     /* the segment source: which buckets, what values */
+	unsigned labels;                  /* LABEL_* the samples carry */
+	int raw;                          /* the segment: raw sample counts, not estimates */
+	int runs_only;                    /* only running code counts: say when children did it */
+	uint64_t duration_ns;
+	int duration_given;               /* -d: a window (a delta, for the segment) */
+	uint64_t period_ns;
+	size_t stack_cap;
+	int children;                     /* the process and all its descendants */
+	int quiet;
+	capture_progress_fn *progress;    /* the live progress line, or NULL */
+};
+
+/*
+ * Capture what r asks into a new profile (*out; the caller frees it) and
+ * fill rep. Returns EXIT_OK, or another EXIT_* code after printing why
+ * (*out NULL).
+ */
+typedef int capture_fn(const struct capture_req *r, struct profile **out,
 		       struct capture_report *rep);
 
-/* Sample threads over ptrace: cpu, wall, threads. */
-capture_fn capture_ptrace;
+#define SOURCE_CLOCK 1u    /* samples on a clock: --hz applies */
+#define SOURCE_CHILDREN 2u /* can take a process's descendants too (--children) */
 
-/* Read libcprof.so's segment: heap, allocs, threadcreate (attach/heap.c). */
-capture_fn capture_segment;
+struct source {
+	const char *name;
+	capture_fn *capture;
+	unsigned can;              /* SOURCE_* */
+};
+
+extern const struct source source_ptrace;  /* ptrace.c */
+extern const struct source source_segment; /* shim.c */
+
+/* Declare r's sample types, period type (with period) and default type in prof. 0 or -1. */
+int capture_declare(const struct capture_req *r, struct profile *prof, int64_t period);
 
 /* cprof-attach's own CPU time so far, in seconds. */
 double capture_self_cpu(void);
+
+/*
+ * Sleep until monotonic time until, reading stop signals from sigfd (or
+ * from a signalfd of its own when sigfd < 0). Returns 0 at until, 1 when
+ * a stop signal came (its number in *sig when sig is not NULL), 2 when
+ * process pid exited.
+ */
+int capture_wait(pid_t pid, int sigfd, uint64_t until, int *sig);
 
 #endif

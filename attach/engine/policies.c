@@ -1,0 +1,159 @@
+/*
+ * policies.c — the cpu, wall and threads policies (policies.h): what a
+ * tick samples and what each sample weighs. The clock, the stops and the
+ * queue are sampler.c's and session's; a new ptrace-based profile type is
+ * a new row here.
+ */
+#include "attach/engine/policies.h"
+
+#define COLD_SCAN_NS 5000000ull      /* cpu: unexplained CPU per running thread that makes the cold read */
+#define WALL_COLD_SCAN_NS 1000000ull /* wall: the same; a missed thread shows a stale stack */
+#define WALL_RESCAN_TICKS 10         /* wall: look for new threads this often */
+
+/*
+ * A CPU sample stands for CPU used where the thread ran. A stop that found
+ * the thread off a CPU shows where it waits, so the CPU pending goes to
+ * where its last sample found it running (the same stack again): that
+ * place is as much a draw from where the thread runs as its next one
+ * would be (README: "A CPU sample stands for CPU used where the thread
+ * ran"), and nothing waits on a thread that is rarely caught running (a
+ * pipe reader behind a dozen busy threads was found in user code a few
+ * times a capture, and its CPU was carried to the end, unattributed). A
+ * thread never yet found running keeps its CPU for its first such sample.
+ */
+static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
+{
+	struct sampler *sm = ctx;
+
+	if (snap->how == SNAP_STOPPED && snap->slept) {
+		sm->res.found_asleep++;
+		if (!(t->flags & THREAD_CHARGED) || !t->cpu_pending) {
+			snapshot_free(snap);
+			return;
+		}
+		snap->how = SNAP_REPEAT;
+		snap->img.nstacks = 0;
+	} else if (snap->how == SNAP_STOPPED) {
+		t->flags |= THREAD_CHARGED;
+	}
+	snap->weight = (int64_t)t->cpu_pending;
+	t->cpu_pending = 0;
+	sampler_push(sm, snap);
+}
+
+static void tick_cpu(struct sampler *sm, struct session *s, const pid_t *tids, uint32_t n,
+		     pid_t *picked)
+{
+	uint32_t npick = moved_pick(&sm->mv, s, sm->res.ticks, tids, n, picked);
+
+	/* One that fell asleep meanwhile keeps its CPU for its next sample. */
+	session_sample(s, picked, npick, 1, emit_cpu, sm);
+}
+
+/* CPU still pending goes where the thread was last found running. */
+static void finish_cpu(struct sampler *sm, struct session *s, struct thread *t)
+{
+	if ((t->flags & THREAD_CHARGED) && t->cpu_pending && !(t->flags & THREAD_HELD))
+		session_repeat(s, t, 1, 0, emit_cpu, sm);
+}
+
+const struct policy policy_cpu = {
+	.name = "cpu",
+	.flags = POLICY_DEFER | POLICY_RUNNING,
+	.cold_slack_ns = COLD_SCAN_NS,
+	.tick = tick_cpu,
+	.emit = emit_cpu,
+	.finish = finish_cpu,
+};
+
+/* Weight: the time since the thread's previous sample. */
+static void emit_elapsed(void *ctx, struct thread *t, struct snapshot *snap)
+{
+	struct sampler *sm = ctx;
+
+	snap->weight = (int64_t)(snap->time_ns - t->last_sample_ns);
+	t->last_sample_ns = snap->time_ns;
+	t->sample_tick = sm->res.ticks;
+	sampler_push(sm, snap);
+}
+
+/* Give t's ticks since its last sample, where nothing moved, to its last stack. */
+static void wall_flush(struct sampler *sm, struct session *s, struct thread *t, uint64_t upto)
+{
+	if (t->sample_tick && upto > t->sample_tick && !(t->flags & THREAD_HELD))
+		session_repeat(s, t, (uint32_t)(upto - t->sample_tick), sm->prev_tick_ns,
+			       emit_elapsed, sm);
+}
+
+/*
+ * Wall: every thread, running or not; but a thread whose clock has not
+ * moved is where it was, and its ticks are added up and given to its last
+ * stack in one sample when it moves or the capture ends. A thread with
+ * no sample yet is read at once.
+ */
+static void tick_wall(struct sampler *sm, struct session *s, const pid_t *tids, uint32_t n,
+		      pid_t *picked)
+{
+	struct thread *t;
+	uint32_t i, npick;
+
+	/* New threads' time counts from their discovery; a stat says if there are any. */
+	if (sm->res.ticks % WALL_RESCAN_TICKS == 0 && session_count_changed(s))
+		sm->mv.rescan_due = 1;
+	npick = moved_pick(&sm->mv, s, sm->res.ticks, tids, n, picked);
+	if (s->threads.generation != sm->wall_generation) {
+		for (i = 0; i < n; i++)
+			if ((t = threads_get(&s->threads, tids[i])) && !t->sample_tick &&
+			    t->ran_tick != sm->res.ticks)
+				picked[npick++] = tids[i];
+		sm->wall_generation = s->threads.generation;
+	}
+	for (i = 0; i < npick; i++)
+		if ((t = threads_get(&s->threads, picked[i])))
+			wall_flush(sm, s, t, sm->res.ticks - 1);
+	session_sample(s, picked, npick, 0, emit_elapsed, sm);
+}
+
+static void finish_wall(struct sampler *sm, struct session *s, struct thread *t)
+{
+	wall_flush(sm, s, t, sm->res.ticks);
+}
+
+const struct policy policy_wall = {
+	.name = "wall",
+	.flags = POLICY_DEFER,
+	.cold_slack_ns = WALL_COLD_SCAN_NS,
+	.tick = tick_wall,
+	.emit = emit_elapsed,
+	.finish = finish_wall,
+};
+
+static void emit_once(void *ctx, struct thread *t, struct snapshot *snap)
+{
+	(void)t;
+	snap->weight = 1;
+	sampler_push(ctx, snap);
+}
+
+static void tick_once(struct sampler *sm, struct session *s, const pid_t *tids, uint32_t n,
+		      pid_t *picked)
+{
+	(void)picked;
+	session_sample(s, tids, n, 0, emit_once, sm);
+}
+
+static void finish_none(struct sampler *sm, struct session *s, struct thread *t)
+{
+	(void)sm;
+	(void)s;
+	(void)t;
+}
+
+const struct policy policy_once = {
+	.name = "once",
+	.flags = POLICY_ONCE,
+	.cold_slack_ns = COLD_SCAN_NS,
+	.tick = tick_once,
+	.emit = emit_once,
+	.finish = finish_none,
+};

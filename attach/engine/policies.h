@@ -1,0 +1,24 @@
+#ifndef CPROF_POLICIES_H
+#define CPROF_POLICIES_H
+/*
+ * policies — the ptrace-based profile types' rows (sampler.h's struct
+ * policy): which threads a tick samples and what a sample weighs. The
+ * kinds table names one per ptrace kind.
+ *
+ * Invariants:
+ *  - cpu: only threads whose CPU clock moved are sampled, weighted by the
+ *    CPU they used since their last sample; a stop that finds the thread
+ *    asleep gives that CPU to where it was last found running (README: "A
+ *    CPU sample stands for CPU used where the thread ran");
+ *  - wall: every thread at every tick, weighted by elapsed time; a thread
+ *    whose clock has not moved is where it was, and its ticks are added up
+ *    and given to its last stack in one sample;
+ *  - once: every thread once, weight 1.
+ */
+#include "attach/engine/sampler.h"
+
+extern const struct policy policy_cpu;
+extern const struct policy policy_wall;
+extern const struct policy policy_once;
+
+#endif

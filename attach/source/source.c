@@ -1,0 +1,83 @@
+/*
+ * source.c — what every source shares: declaring the profile's types,
+ * the profiler's own CPU, and the one wait for a window's end (a series'
+ * next start waits the same way).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "attach/source/source.h"
+#include "common/proc.h"
+#include "model/profile.h"
+
+int capture_declare(const struct capture_req *r, struct profile *prof, int64_t period)
+{
+	const struct sample_types *ty = r->types;
+	int i;
+
+	for (i = 0; i < 4 && ty->sample[i][0]; i++)
+		if (profile_add_sample_type(prof, ty->sample[i][0], ty->sample[i][1]) < 0)
+			return -1;
+	if (ty->default_type && profile_set_default_sample_type(prof, ty->default_type) < 0)
+		return -1;
+	return profile_set_period(prof, ty->period_type[0], ty->period_type[1], period);
+}
+
+double capture_self_cpu(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+int capture_wait(pid_t pid, int sigfd, uint64_t until, int *sig)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd[2];
+	uint64_t now;
+	sigset_t set;
+	int own = -1, r = 0;
+
+	if (sigfd < 0) {
+		proc_stop_signals(&set, 0);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		sigfd = own = signalfd(-1, &set, SFD_CLOEXEC);
+	}
+	pfd[0].fd = sigfd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	pfd[1].events = POLLIN;
+	while ((now = clock_mono_ns()) < until) {
+		int ms = (int)((until - now + 999999) / 1000000);
+
+		if (pfd[1].fd < 0 && ms > 100)
+			ms = 100; /* no pidfd: look for the target's exit now and then */
+		if (poll(pfd, 2, ms) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].fd >= 0 && (pfd[0].revents & POLLIN) &&
+		    read(pfd[0].fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (sig)
+				*sig = (int)si.ssi_signo;
+			r = 1;
+			break;
+		}
+		if ((pfd[1].fd >= 0 && (pfd[1].revents & POLLIN)) ||
+		    (pfd[1].fd < 0 && kill(pid, 0) < 0 && errno == ESRCH)) {
+			r = 2;
+			break;
+		}
+	}
+	if (own >= 0)
+		close(own);
+	if (pfd[1].fd >= 0)
+		close(pfd[1].fd);
+	return r;
+}
