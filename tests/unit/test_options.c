@@ -156,6 +156,38 @@ static void test_kinds(void **state)
 		assert_ptr_equal(kind_find(k[i].name), &k[i]);
 	assert_null(kind_find("CPU"));
 	assert_null(kind_find(""));
+	/* Rows carry their behaviour: kinds.h's invariants. */
+	for (i = 0; i < n; i++) {
+		assert_non_null(k[i].source);
+		assert_non_null(k[i].source->capture);
+		assert_true(!k[i].policy != !k[i].view); /* a policy or a view, not both */
+		assert_true((k[i].source->can & SOURCE_CLOCK) ? k[i].policy != NULL : k[i].view != NULL);
+		if (k[i].formats & FORMAT_TEXT)
+			assert_non_null(k[i].text);
+		assert_true((k[i].formats & FORMAT_STACKS) == FORMAT_STACKS);
+		assert_non_null(k[i].types.sample[0][0]);
+	}
+}
+
+static void test_formats(void **state)
+{
+	const struct format *f;
+	unsigned i, n, bits = 0;
+
+	(void)state;
+	f = format_all(&n);
+	assert_true(n >= 1);
+	assert_string_equal(f[0].name, "pprof");
+	for (i = 0; i < n; i++) {
+		assert_ptr_equal(format_find(f[i].name), &f[i]);
+		assert_non_null(f[i].write);
+		assert_non_null(f[i].ext);
+		assert_int_equal(bits & f[i].bit, 0); /* one bit each */
+		bits |= f[i].bit;
+	}
+	/* An unknown name is no format, never a stand-in. */
+	assert_null(format_find("svgz"));
+	assert_null(format_find(""));
 }
 
 int main(void)
@@ -169,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_all_options),
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_formats),
 	};
 
 	/* options_parse prints usage errors on stderr; keep test output clean. */
