@@ -90,11 +90,12 @@ void report_stats(const struct capture_report *r)
 		"cprof-attach: stats: %llu signals passed on during stops, %llu EINTRs turned into "
 		"restarts, %.1fms CPU not attributed, %llu thread CPU clocks read, %llu idle "
 		"threads found unchanged, %llu reads of the thread list, %llu samples on an "
-		"alternate signal stack\n",
+		"alternate signal stack, %llu zombies reaped while an exec held a seize\n",
 		(unsigned long long)sm->stats.signals_passed, (unsigned long long)sm->stats.eintr_fixed,
 		sm->cpu_unattributed_ns / 1e6, (unsigned long long)sm->threads_read,
 		(unsigned long long)sm->stats.repeats, (unsigned long long)sm->stats.rescans,
-		(unsigned long long)sm->stats.altstack_copies);
+		(unsigned long long)sm->stats.altstack_copies,
+		(unsigned long long)sm->stats.exec_rescues);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
 		"partial, %llu completed by frame-pointer recovery; own CPU %.3fs over %.3fs\n",

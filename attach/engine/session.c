@@ -39,11 +39,16 @@ int session_init(struct session *s, pid_t pid, size_t stack_cap)
 	}
 	/* Linux >= 5.3; without it, exit is noticed by the next rescan. */
 	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* After the mask: the watcher must not take our stop signals either. */
+	if (rescue_start(&s->rescue, pid) < 0)
+		warning("cannot start a thread: an exec of %d during the capture may stall it",
+			(int)pid);
 	return 0;
 }
 
 void session_release(struct session *s)
 {
+	rescue_stop(&s->rescue);
 	threads_release(&s->threads);
 	if (s->sigfd >= 0)
 		close(s->sigfd);

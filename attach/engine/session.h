@@ -32,6 +32,7 @@
 #include <sys/types.h>
 
 #include "attach/engine/hints.h"
+#include "attach/engine/rescue.h"
 #include "attach/engine/snapshot.h"
 #include "attach/engine/threads.h"
 
@@ -59,6 +60,7 @@ struct session_stats {
 	uint64_t altstack_copies;  /* samples on an alternate signal stack: two stacks copied */
 	uint64_t threads_seen;
 	uint64_t rescans;          /* reads of /proc/PID/task */
+	uint64_t exec_rescues;     /* zombies reaped by the watcher while a seize waited on an exec */
 	uint64_t pause_ns_max;
 	uint64_t pause_ns_sum;
 	uint32_t pause_hist[SESSION_PAUSE_BUCKETS + 1]; /* last: overflow */
@@ -98,6 +100,7 @@ struct session {
 	uint64_t scan_no;         /* rescan counter, to find vanished threads */
 	uint64_t task_nlink;      /* /proc/PID/task's link count at the last rescan */
 	uint64_t exe_ino, start_code; /* the program, to notice an exec */
+	struct rescue rescue;     /* the watcher of stuck seizes (rescue.h) */
 	struct session_stats stats;
 };
 

@@ -226,12 +226,40 @@ static void session_drain_signals(struct session *s)
 			s->stop_signal = (int)si.ssi_signo;
 }
 
-void session_poll(struct session *s)
+/*
+ * Threads whose stop came after their batch gave up: release them. One
+ * that was exiting stays a zombie until its tracer (us) reaps it, and
+ * until then the pidfd does not report the exit, and an exec waits for it
+ * (rescue.h). One the watcher reaped for us is gone.
+ */
+static void reap_late(struct session *s)
 {
-	pid_t *tids;
+	pid_t *tids, r;
 	uint32_t i, n;
 	int status;
 
+	if (!s->late || !(tids = malloc((s->threads.count + 1) * sizeof(*tids))))
+		return;
+	n = threads_tids(&s->threads, tids, s->threads.count);
+	for (i = 0; i < n && s->late; i++) {
+		struct thread *t = threads_get(&s->threads, tids[i]);
+
+		if (!t || (t->flags & (THREAD_HELD | THREAD_WANTED)) != THREAD_HELD)
+			continue;
+		r = waitpid(tids[i], &status, __WALL | WNOHANG);
+		if (r == tids[i]) {
+			stopcopy_late(s, t, status);
+		} else if (r < 0 && errno == ECHILD) {
+			t->flags &= ~(THREAD_HELD | THREAD_DEFERRED);
+			s->late--;
+			threads_remove(&s->threads, tids[i]);
+		}
+	}
+	free(tids);
+}
+
+void session_poll(struct session *s)
+{
 	session_drain_signals(s);
 	if (s->doubt) {
 		char p[64], buf[256];
@@ -244,22 +272,8 @@ void session_poll(struct session *s)
 		else if (target_traced_by_other(s->pid))
 			s->lost = 1;
 	}
-	/*
-	 * Threads whose stop came after their batch gave up: release them
-	 * first. One that was exiting stays a zombie until its tracer (us)
-	 * reaps it, and until then the pidfd does not report the exit.
-	 */
-	if (s->late && (tids = malloc((s->threads.count + 1) * sizeof(*tids)))) {
-		n = threads_tids(&s->threads, tids, s->threads.count);
-		for (i = 0; i < n && s->late; i++) {
-			struct thread *t = threads_get(&s->threads, tids[i]);
-
-			if (t && (t->flags & (THREAD_HELD | THREAD_WANTED)) == THREAD_HELD &&
-			    waitpid(tids[i], &status, __WALL | WNOHANG) == tids[i])
-				stopcopy_late(s, t, status);
-		}
-		free(tids);
-	}
+	reap_late(s);
+	s->stats.exec_rescues = __atomic_load_n(&s->rescue.reaped, __ATOMIC_RELAXED);
 	if (s->pidfd >= 0) {
 		struct pollfd pfd = { .fd = s->pidfd, .events = POLLIN };
 
@@ -275,8 +289,14 @@ void session_poll(struct session *s)
 static int seize(struct session *s, struct thread *t)
 {
 	uint64_t cpu;
+	int r;
 
-	if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0) {
+	/* Our zombies first: an exec in progress waits for them, and the seize for the exec. */
+	reap_late(s);
+	rescue_enter(&s->rescue);
+	r = ptrace(PTRACE_SEIZE, t->tid, 0, 0);
+	rescue_leave(&s->rescue);
+	if (r < 0) {
 		if (errno == EPERM) {
 			/* Exiting, or another tracer came, or its credentials changed. */
 			s->stats.seize_failures++;

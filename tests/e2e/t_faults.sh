@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 scale=${CPROF_STRESS:-1}
-T=timeout
+T="timeout -k 5"
 SHIM=$B/libcprof.so
 
 LD_PRELOAD=$SHIM start_target parking
