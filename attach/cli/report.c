@@ -31,6 +31,10 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 		note("wrote %s: %llu samples from %llu threads over %.2fs", where,
 		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
 		     (double)rep->duration_ns / 1e9);
+	else if (rep->processes)
+		note("wrote %s: %llu stacks from %llu processes%s", where,
+		     (unsigned long long)rep->samples, (unsigned long long)rep->processes,
+		     o->duration_given ? ", the change over the window" : "");
 	else
 		note("wrote %s: %llu stacks%s", where, (unsigned long long)rep->samples,
 		     o->duration_given ? ", the change over the window" : "");

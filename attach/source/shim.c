@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attach/engine/target.h"
+#include "attach/source/children.h"
 #include "attach/source/record.h"
 #include "attach/source/segment.h"
 #include "attach/source/source.h"
@@ -101,14 +102,19 @@ static void report_shim(const struct target *t, const struct seg_header *h)
 			(int)t->pid, (unsigned long long)h->no_pool);
 }
 
+/*
+ * Add the buckets of now (minus base, when there is one) to rec, each
+ * sample with the labels extra[0..nextra) after the view's own.
+ */
 static int add_buckets(struct recorder *rec, const struct shim_view *view, int raw,
-		       const struct seg_copy *now, const struct seg_copy *base)
+		       const struct seg_copy *now, const struct seg_copy *base,
+		       const struct profile_label_in *extra, size_t nextra)
 {
 	uint32_t want = view->bucket;
-	struct profile_label_in bytes = { "bytes", NULL, 0, "bytes" };
+	struct profile_label_in l[4] = { { "bytes", NULL, 0, "bytes" } };
 	uint64_t pcs[SEG_MAX_FRAMES];
 	int64_t v[4];
-	size_t i, j, added = 0;
+	size_t i, j, nl, added = 0;
 
 	for (i = 0; i < now->n; i++) {
 		const struct seg_bucket *b = &now->b[i], *o = NULL;
@@ -135,32 +141,135 @@ static int add_buckets(struct recorder *rec, const struct shim_view *view, int r
 			continue;
 		for (j = 0; j < b->nframes; j++)
 			pcs[j] = b->frames[j] ? b->frames[j] - 1 : 0;
-		/* Like Go, an average object size as the "bytes" label. */
-		bytes.num = b->alloc_samples ? (int64_t)(b->alloc_sampled_bytes / b->alloc_samples) : 0;
-		if (recorder_add_pcs(rec, pcs, b->nframes, b->flags & SEG_BUCKET_TRUNCATED, v,
-				     &bytes, view->bytes_label ? 1 : 0) == 0)
+		nl = 0;
+		if (view->bytes_label) {
+			/* Like Go, an average object size as the "bytes" label. */
+			l[0].num = b->alloc_samples ?
+					   (int64_t)(b->alloc_sampled_bytes / b->alloc_samples) : 0;
+			nl = 1;
+		}
+		for (j = 0; j < nextra && nl < 4; j++)
+			l[nl++] = extra[j];
+		if (recorder_add_pcs(rec, pcs, b->nframes, b->flags & SEG_BUCKET_TRUNCATED, v, l,
+				     nl) == 0)
 			added++;
 	}
 	return (int)added;
 }
 
-static int capture_segment(const struct capture_req *q, struct profile **out,
-			   struct capture_report *rep)
+/*
+ * One process whose segment is read: the target, or with --children one
+ * of its descendants (each has its own segment and its own memory map).
+ */
+struct member {
+	struct target t;          /* pid and comm */
+	uint64_t addr, len;
+	int found;                /* segment_find(): 1 a segment, 2 no table yet, 0 no shim */
+	int have_a, have_b;       /* copied at the start / at the window's end */
+	struct seg_copy a, b;
+};
+
+#define MEMBERS_MAX (CHILDREN_MAX + 1)
+
+struct members {
+	struct member m[MEMBERS_MAX];
+	int n;
+	int without;              /* descendants without libcprof.so (or unreadable) */
+};
+
+static void members_release(struct members *ms)
+{
+	int i;
+
+	for (i = 0; i < ms->n; i++) {
+		segment_release(&ms->m[i].a);
+		segment_release(&ms->m[i].b);
+	}
+	ms->n = 0;
+}
+
+/* Whether pid is already a member. */
+static int members_has(const struct members *ms, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < ms->n; i++)
+		if (ms->m[i].t.pid == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Add root's descendants that are not members yet (their command from
+ * /proc). Returns how many were added.
+ */
+static int members_adopt(struct members *ms, pid_t root)
+{
+	struct child_cpu *kids = calloc(CHILDREN_MAX, sizeof(*kids));
+	int i, k, added = 0;
+
+	if (!kids)
+		return 0;
+	k = children_cpu(root, kids, CHILDREN_MAX);
+	for (i = 0; i < k && ms->n < MEMBERS_MAX; i++) {
+		struct member *m;
+
+		if (members_has(ms, kids[i].pid))
+			continue;
+		m = &ms->m[ms->n++];
+		memset(m, 0, sizeof(*m));
+		m->t.pid = kids[i].pid;
+		snprintf(m->t.comm, sizeof(m->t.comm), "%s", kids[i].comm);
+		added++;
+	}
+	free(kids);
+	return added;
+}
+
+/*
+ * A descendant's segment, first copy (into b when late: it came during the
+ * window, so all it has counts). Never an error: one that cannot be read
+ * is counted in ms->without.
+ */
+static void member_open(struct members *ms, struct member *m, int late)
+{
+	char why[256];
+
+	m->found = segment_find(m->t.pid, &m->addr, &m->len);
+	if (m->found != 1) {
+		ms->without += m->found != 2;
+		return;
+	}
+	if (segment_copy(late ? &m->b : &m->a, segment_read_process, (void *)(intptr_t)m->t.pid,
+			 m->addr, m->len, why, sizeof(why)) < 0) {
+		ms->without++;
+		return;
+	}
+	if (late) {
+		m->have_b = 1;
+		return;
+	}
+	m->have_a = 1;
+	report_shim(&m->t, &m->a.h);
+	if (m->a.h.state == SEG_STATE_OFF) {
+		m->have_a = 0;
+		ms->without++;
+	}
+}
+
+/* The target's own segment, first copy: as without --children, its absence is an error. */
+static int root_open(const struct capture_req *q, struct member *m, struct profile **out,
+		     struct capture_report *rep)
 {
 	const struct target *t = q->t;
-	const struct shim_view *view = q->view;
 	struct seg_header none = { .sample_rate = SEG_DEFAULT_RATE };
-	struct seg_copy a = { 0 }, b = { 0 };
-	struct recorder *rec = NULL;
-	struct profile *prof = NULL;
+	struct profile *prof;
 	char shim[PATH_MAX];
-	uint64_t addr, len, t0;
-	int r, code = EXIT_INTERNAL, raw = q->raw;
+	int code;
 
-	*out = NULL;
-	memset(rep, 0, sizeof(*rep));
-	r = segment_find(t->pid, &addr, &len);
-	if (r < 0) {
+	m->t = *t;
+	m->found = segment_find(t->pid, &m->addr, &m->len);
+	if (m->found < 0) {
 		if (errno == EACCES || errno == EPERM) {
 			target_attach_error(t, EPERM);
 			return EXIT_ATTACH;
@@ -168,14 +277,14 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 		error("cannot attach to %d (%s): the process exited", (int)t->pid, t->comm);
 		return EXIT_ATTACH;
 	}
-	if (r == 2) {
+	if (m->found == 2 && !q->children) {
 		/* Loaded, armed, nothing sampled yet: an empty profile says so truthfully. */
 		if (!q->quiet)
 			note("%d (%s) has libcprof.so but no profile table yet: it makes one at its "
 			     "first sample (or could not); the profile is empty",
 			     (int)t->pid, t->comm);
 		prof = profile_new();
-		if (!prof || capture_declare(q, prof, view->period(&none)) < 0) {
+		if (!prof || capture_declare(q, prof, q->view->period(&none)) < 0) {
 			error("out of memory");
 			profile_free(prof);
 			return EXIT_INTERNAL;
@@ -183,97 +292,198 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 		rep->start_real_ns = clock_real_ns();
 		profile_set_time(prof, (int64_t)rep->start_real_ns, 0);
 		*out = prof;
-		return EXIT_OK;
+		return -1; /* done: the empty profile */
 	}
-	if (r == 0) {
+	if (m->found == 0 && !q->children) {
 		shim_path(shim, sizeof(shim));
 		error("cannot profile the %s of %d (%s): libcprof.so is not loaded in it; start it "
 		      "with LD_PRELOAD=%s",
 		      q->what, (int)t->pid, t->comm, shim);
 		return EXIT_ATTACH;
 	}
-	rep->start_real_ns = clock_real_ns();
-	t0 = clock_mono_ns();
-	if ((code = copy_segment(t, addr, len, &a)) != EXIT_OK)
-		goto err;
-	report_shim(t, &a.h);
-	if (a.h.state == SEG_STATE_OFF) {
-		char note_text[sizeof(a.h.note)];
+	if (m->found != 1)
+		return EXIT_OK; /* --children: the descendants may have it */
+	if ((code = copy_segment(t, m->addr, m->len, &m->a)) != EXIT_OK)
+		return code;
+	m->have_a = 1;
+	report_shim(t, &m->a.h);
+	if (m->a.h.state == SEG_STATE_OFF) {
+		char note_text[sizeof(m->a.h.note)];
 
 		error("cannot profile the %s of %d (%s): libcprof.so stays out of the way in it: %s",
 		      q->what, (int)t->pid, t->comm,
-		      printable(a.h.note, note_text, sizeof(note_text)));
-		code = EXIT_ATTACH;
-		goto err;
+		      printable(m->a.h.note, note_text, sizeof(note_text)));
+		return EXIT_ATTACH;
 	}
-	if (a.h.allocator[0] && !q->quiet) {
-		char alloc_text[sizeof(a.h.allocator)];
+	if (m->a.h.allocator[0] && !q->quiet) {
+		char alloc_text[sizeof(m->a.h.allocator)];
 
 		note("libcprof.so in %d samples on top of %s", (int)t->pid,
-		     printable(a.h.allocator, alloc_text, sizeof(alloc_text)));
+		     printable(m->a.h.allocator, alloc_text, sizeof(alloc_text)));
 	}
-	if (a.h.inherited && !q->quiet)
+	if (m->a.h.inherited && !q->quiet)
 		note("%d (%s) inherited %llu stacks of live samples from %u at fork", (int)t->pid,
-		     t->comm, (unsigned long long)a.h.inherited, a.h.parent_pid);
+		     t->comm, (unsigned long long)m->a.h.inherited, m->a.h.parent_pid);
+	return EXIT_OK;
+}
+
+/* The header that sets the profile's period: the first member with a copy. */
+static const struct seg_header *members_header(const struct members *ms)
+{
+	int i;
+
+	for (i = 0; i < ms->n; i++)
+		if (ms->m[i].have_a || ms->m[i].have_b)
+			return ms->m[i].have_a ? &ms->m[i].a.h : &ms->m[i].b.h;
+	return NULL;
+}
+
+/* Each member's buckets into prof, through a recorder of its own. */
+static int members_record(const struct capture_req *q, struct members *ms, struct profile *prof,
+			  struct capture_report *rep)
+{
+	struct profile_label_in l[2] = { { "pid", NULL, 0, NULL }, { "process", NULL, 0, NULL } };
+	struct recorder *rec;
+	int i, added;
+
+	for (i = 0; i < ms->n; i++) {
+		struct member *m = &ms->m[i];
+		const struct seg_copy *now = q->duration_given ? &m->b : &m->a;
+		const struct seg_copy *base = q->duration_given && m->have_a ? &m->a : NULL;
+
+		if (!(q->duration_given ? m->have_b : m->have_a))
+			continue;
+		rec = recorder_new(prof, m->t.pid, SEG_MAX_FRAMES);
+		if (!rec) {
+			if (i > 0)
+				continue; /* a descendant gone meanwhile */
+			target_attach_error(&m->t, errno == ENOENT ? ESRCH : EPERM);
+			return EXIT_ATTACH;
+		}
+		l[0].num = m->t.pid;
+		l[1].str = m->t.comm[0] ? m->t.comm : "?";
+		added = add_buckets(rec, q->view, q->raw, now, base, l, q->children ? 2 : 0);
+		rep->samples += (uint64_t)added;
+		rep->seg_torn += m->a.torn + m->b.torn;
+		rep->seg_dropped += now->h.dropped;
+		if (q->view->off_warning && now->h.sample_rate == 0)
+			warning("%d (%s) runs libcprof.so with sampling off (CPROF_SAMPLE_RATE=0)",
+				(int)m->t.pid, m->t.comm);
+		if (now->h.dropped)
+			warning("libcprof.so in %d dropped %llu samples: its table is full (raise "
+				"CPROF_MAX_BUCKETS)",
+				(int)m->t.pid, (unsigned long long)now->h.dropped);
+		recorder_free(rec);
+	}
+	return EXIT_OK;
+}
+
+static int capture_segment(const struct capture_req *q, struct profile **out,
+			   struct capture_report *rep)
+{
+	const struct target *t = q->t;
+	struct members *ms = calloc(1, sizeof(*ms));
+	struct seg_header none = { .sample_rate = SEG_DEFAULT_RATE };
+	const struct seg_header *h;
+	struct profile *prof = NULL;
+	char shim[PATH_MAX];
+	uint64_t t0;
+	int i, r, code = EXIT_INTERNAL, found = 0;
+
+	*out = NULL;
+	memset(rep, 0, sizeof(*rep));
+	if (!ms) {
+		error("out of memory");
+		return EXIT_INTERNAL;
+	}
+	rep->start_real_ns = clock_real_ns();
+	t0 = clock_mono_ns();
+	ms->n = 1;
+	code = root_open(q, &ms->m[0], out, rep);
+	if (code < 0) {
+		code = EXIT_OK; /* the empty profile of a shim with no table yet */
+		goto done;
+	}
+	if (code != EXIT_OK)
+		goto err;
+	if (q->children) {
+		members_adopt(ms, t->pid);
+		for (i = 1; i < ms->n; i++)
+			member_open(ms, &ms->m[i], 0);
+		for (i = 0; i < ms->n; i++)
+			found += ms->m[i].found == 1 || ms->m[i].found == 2;
+		if (!found) {
+			shim_path(shim, sizeof(shim));
+			error("cannot profile the %s of %d (%s) or its %d descendants: libcprof.so is "
+			      "loaded in none of them; start it with LD_PRELOAD=%s",
+			      q->what, (int)t->pid, t->comm, ms->n - 1, shim);
+			code = EXIT_ATTACH;
+			goto err;
+		}
+		rep->processes = (uint64_t)ms->n;
+	}
 	if (q->duration_given) {
 		if (!q->quiet)
-			note("profiling %d (%s): %s %s during the next %.3gs", (int)t->pid, t->comm,
-			     q->what, view->window, (double)q->duration_ns / 1e9);
+			note("profiling %d (%s)%s: %s %s during the next %.3gs", (int)t->pid, t->comm,
+			     q->children ? " and its descendants" : "", q->what, q->view->window,
+			     (double)q->duration_ns / 1e9);
 		r = capture_wait(t->pid, -1, clock_mono_ns() + q->duration_ns, &rep->stop_signal);
 		if (r == 2) {
-			error("%d (%s) exited during the window; its allocations over it are lost",
-			      (int)t->pid, t->comm);
+			error("%d (%s) exited during the window; what it %s over it is lost",
+			      (int)t->pid, t->comm, q->view->window);
 			code = EXIT_GONE;
 			goto err;
 		}
-		if ((code = copy_segment(t, addr, len, &b)) != EXIT_OK)
+		if (ms->m[0].have_a &&
+		    (code = copy_segment(t, ms->m[0].addr, ms->m[0].len, &ms->m[0].b)) != EXIT_OK)
 			goto err;
+		ms->m[0].have_b = ms->m[0].have_a;
+		for (i = 1; i < ms->n; i++)
+			if (ms->m[i].have_a)
+				ms->m[i].have_b =
+					segment_copy(&ms->m[i].b, segment_read_process,
+						     (void *)(intptr_t)ms->m[i].t.pid, ms->m[i].addr,
+						     ms->m[i].len, shim, sizeof(shim)) == 0;
+		if (q->children) {
+			/* Born during the window: everything they have counts. */
+			for (i = ms->n, members_adopt(ms, t->pid); i < ms->n; i++)
+				member_open(ms, &ms->m[i], 1);
+			rep->processes = (uint64_t)ms->n;
+		}
 	}
 	code = EXIT_INTERNAL;
+	h = members_header(ms);
 	prof = profile_new();
-	if (!prof || capture_declare(q, prof, view->period(&a.h)) < 0) {
+	if (!prof || capture_declare(q, prof, q->view->period(h ? h : &none)) < 0) {
 		error("out of memory");
 		goto err;
 	}
-	rec = recorder_new(prof, t->pid, SEG_MAX_FRAMES);
-	if (!rec) {
-		target_attach_error(t, errno == ENOENT ? ESRCH : EPERM);
-		code = EXIT_ATTACH;
+	if ((code = members_record(q, ms, prof, rep)) != EXIT_OK)
 		goto err;
-	}
-	if (q->duration_given)
-		r = add_buckets(rec, view, raw, &b, &a);
-	else
-		r = add_buckets(rec, view, raw, &a, NULL);
-	rep->samples = (uint64_t)r;
+	if (q->children && ms->without && !q->quiet)
+		note("%d of %d descendants of %d have no libcprof.so (or could not be read): "
+		     "their heap is not in the profile",
+		     ms->without, ms->n - 1, (int)t->pid);
 	rep->duration_ns = q->duration_given ? clock_mono_ns() - t0 : 0;
-	rep->seg_torn = a.torn + b.torn;
-	rep->seg_dropped = q->duration_given ? b.h.dropped : a.h.dropped;
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
-	if (view->off_warning && a.h.sample_rate == 0)
-		warning("%d (%s) runs libcprof.so with sampling off (CPROF_SAMPLE_RATE=0)",
-			(int)t->pid, t->comm);
-	if (rep->seg_dropped)
-		warning("libcprof.so in %d dropped %llu samples: its table is full (raise "
-			"CPROF_MAX_BUCKETS)",
-			(int)t->pid, (unsigned long long)rep->seg_dropped);
-	rep->cpu_self_s = capture_self_cpu();
-	recorder_free(rec);
-	segment_release(&a);
-	segment_release(&b);
 	*out = prof;
-	return EXIT_OK;
+	code = EXIT_OK;
+done:
+	rep->cpu_self_s = capture_self_cpu();
+	members_release(ms);
+	free(ms);
+	return code;
 err:
 	if (code == EXIT_GONE && !rep->samples)
 		error("%d (%s) exited before its profile could be read", (int)t->pid, t->comm);
-	recorder_free(rec);
 	profile_free(prof);
-	segment_release(&a);
-	segment_release(&b);
+	members_release(ms);
+	free(ms);
 	return code;
 }
 
 const struct source source_segment = {
 	.name = "segment",
 	.capture = capture_segment,
+	.can = SOURCE_CHILDREN,
 };

@@ -6,7 +6,7 @@
 #    during the capture, into one profile labelled pid and process: each
 #    long-lived worker's share (worker_work, by pid) and the master's
 #    (master_work) within 5 points of /proc's per-process truth.
-# 3. --children applies to threads snapshots too; not to the heap kinds.
+# 3. --children applies to threads snapshots too, and (4) to the heap kinds.
 . "$(dirname "$0")/lib.sh"
 
 # proc_cpu PID: CPU ns of every thread of PID (0 when gone).
@@ -69,10 +69,40 @@ check "the summary counts the processes" grep -q "in [3-9] processes" "$WORK/kid
 
 "$ATTACH" -p "$TPID" -t threads --children --format dump -o "$WORK/threads.txt" -q
 check "--children threads snapshot: the workers' stacks are in it" grep -q "worker_wait\|worker_work" "$WORK/threads.txt"
-"$ATTACH" -p "$TPID" -t heap --children -o "$WORK/heap.pb.gz" 2>"$WORK/heap.err"
-rc=$?
-check "--children with heap: a usage error saying so (exit 2, got $rc)" \
-	sh -c "[ $rc = 2 ] && grep -q 'children' '$WORK/heap.err'"
 check "target left running" not_stopped "$TPID"
 for p in $(workers); do [ -d /proc/"$p" ] && not_stopped "$p"; done
+kill "$TPID"
+
+# 4. The heap kinds read every process's segment into one profile: a
+# master holding 400 KiB (inherited by each worker at fork) and workers
+# holding 400 and 800 KiB of their own, every allocation sampled.
+TARGET_ENV=(LD_PRELOAD="$B/libcprof.so" CPROF_SAMPLE_RATE=1)
+start_target prefork -q -m 400 2
+TARGET_ENV=()
+sleep 0.5
+"$ATTACH" -p "$TPID" -t heap --children -o "$WORK/heap.pb.gz" 2>"$WORK/heap.err"
+rc=$?
+cat "$WORK/heap.err"
+check "--children heap: exit 0 (got $rc)" [ "$rc" = 0 ]
+"$PBDUMP" "$WORK/heap.pb.gz" >"$WORK/heap.txt"
+# held PID FUNC: inuse KiB in PID's samples whose stack has FUNC.
+held() {
+	awk -v p="$1" -v f="$2" '/^sample / { split($2, v, ","); if ($0 ~ ("pid=" p "[; ]") && $0 ~ (";" f "(;|$)")) s += v[4] }
+		END { printf "%.0f", s / 1024 }' "$WORK/heap.txt"
+}
+w0=$(awk '$1 == "worker" && $2 == 0 { print $3 }' "$WORK/prefork.out")
+w1=$(awk '$1 == "worker" && $2 == 1 { print $3 }' "$WORK/prefork.out")
+echo "heap: master $(held "$TPID" master_hold) KiB in master_hold; worker $w0 $(held "$w0" worker_hold) KiB own, $(held "$w0" master_hold) inherited; worker $w1 $(held "$w1" worker_hold) KiB own"
+check "the master's 400 KiB, labelled with its pid" near "$(held "$TPID" master_hold)" 400 20
+check "worker $w0's own 400 KiB, labelled with its pid" near "$(held "$w0" worker_hold)" 400 20
+check "worker $w1's own 800 KiB, labelled with its pid" near "$(held "$w1" worker_hold)" 800 40
+check "worker $w0's 400 KiB inherited from the master at fork" near "$(held "$w0" master_hold)" 400 20
+check "every heap sample labelled pid and process" \
+	awk '/^sample / { n++; if ($0 !~ /pid=[0-9]+/ || $0 !~ /process=prefork/) bad++ } END { exit !(n > 0 && bad == 0) }' "$WORK/heap.txt"
+"$ATTACH" -p "$TPID" -t heap --children -d 1s -o "$WORK/heapd.pb.gz" -q 2>"$WORK/heapd.err"
+rc=$?
+check "--children heap over a window: exit 0 (got $rc)" [ "$rc" = 0 ]
+"$ATTACH" -p "$TPID" -t heap -o "$WORK/heap1.pb.gz" -q
+"$PBDUMP" "$WORK/heap1.pb.gz" >"$WORK/heap1.txt"
+check "without --children only the master's heap" sh -c "! grep -q worker_hold '$WORK/heap1.txt'"
 finish

@@ -8,10 +8,15 @@
  * master itself spins in master_work() about 5 ms every 100 ms, unless
  * started with -q (a master that uses no CPU at all).
  *
+ * With -m KB (for heap profiles), the master holds KB KiB allocated in
+ * master_hold() before it forks, which every worker inherits, and worker N
+ * holds (N+1) * KB KiB of its own, allocated in worker_hold(), in 4 KiB
+ * blocks.
+ *
  * Prints "worker N PID" for each worker it forks and "ready PID" once the
  * first workers run. Workers die with the master (PR_SET_PDEATHSIG).
  *
- * Usage: prefork [-q] [W]
+ * Usage: prefork [-q] [-m KB] [W]
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -26,8 +31,12 @@
 void worker_work(double ms);
 void worker_wait(double ms);
 void master_work(double ms);
+void *master_hold(long kb);
+void *worker_hold(long kb);
 
 static volatile unsigned long sink;
+static long hold_kb;
+static void *volatile held;
 
 static double cpu_ms(void)
 {
@@ -66,6 +75,38 @@ __attribute__((noinline)) void worker_wait(double ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Allocate kb KiB in 4 KiB blocks, kept in a list (the first word of each block). */
+static void *hold(long kb)
+{
+	void *head = NULL, *b;
+	long i;
+
+	for (i = 0; i < kb / 4; i++) {
+		if (!(b = malloc(4096)))
+			break;
+		memset(b, 1, 4096);
+		*(void **)b = head;
+		head = b;
+	}
+	return head;
+}
+
+__attribute__((noinline)) void *master_hold(long kb)
+{
+	void *p = hold(kb);
+
+	sink++;
+	return p;
+}
+
+__attribute__((noinline)) void *worker_hold(long kb)
+{
+	void *p = hold(kb);
+
+	sink++;
+	return p;
+}
+
 static pid_t fork_worker(int n, pid_t master, double life_s)
 {
 	pid_t pid = fork();
@@ -77,6 +118,8 @@ static pid_t fork_worker(int n, pid_t master, double life_s)
 	if (getppid() != master)
 		_exit(0);
 	start = (double)time(NULL);
+	if (hold_kb)
+		held = worker_hold((n + 1) * hold_kb);
 	printf("worker %d %d\n", n, (int)getpid());
 	fflush(stdout);
 	for (;;) {
@@ -98,12 +141,19 @@ int main(int argc, char **argv)
 		argc--;
 		argv++;
 	}
+	if (argc > 2 && !strcmp(argv[1], "-m")) {
+		hold_kb = atol(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc > 1)
 		w = atoi(argv[1]);
 	if (w < 1 || w > 32) {
-		fprintf(stderr, "usage: prefork [-q] [W]\n");
+		fprintf(stderr, "usage: prefork [-q] [-m KB] [W]\n");
 		return 2;
 	}
+	if (hold_kb)
+		held = master_hold(hold_kb);
 	for (i = 0; i < w; i++)
 		fork_worker(i, master, i == 1 ? 1.5 : 0);
 	printf("ready %d\n", (int)master);
