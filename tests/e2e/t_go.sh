@@ -15,9 +15,11 @@ start_target gostacks
 ROOTS='^runtime\.(goexit|mstart|rt0_go|mcall|systemstack|morestack)(\.abi0)?[; ]'
 
 # partials FILE: the stacks (with counts) that start neither at a Go root
-# nor at a [partial] root.
+# nor at a [partial] root. A "[not captured: ...]" marker (a thread that
+# kept waking while read, seen on a loaded sanitizer run) is no stack at
+# all, and says so: not a wrong one.
 partials() {
-	grep -vE "$ROOTS|^\[partial" "$1" | cut -c1-300
+	grep -vE "$ROOTS|^\[partial|^\[not captured" "$1" | cut -c1-300
 }
 
 # A thread may be caught awake (sysmon between sleeps, a vDSO call on g0):
