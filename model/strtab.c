@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fnv.h"
 #include "model/profile.h"
 #include "model/strtab.h"
 
@@ -18,7 +19,7 @@ struct strtab_key {
 
 static uint32_t strtab_hash(const char *s, size_t len)
 {
-	return hash_finish(hash_bytes(HASH_SEED, s, len));
+	return hash_finish(fnv_bytes(FNV_OFFSET, s, len));
 }
 
 static int strtab_eq(const void *ctx, uint32_t entry)
