@@ -97,25 +97,3 @@ void *arena_alloc(struct arena *a, size_t n)
 	c->used = need;
 	return c->data;
 }
-
-void *arena_grow_array(void *arr, size_t *cap, size_t need, size_t size, size_t max)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return arr;
-	if (need > max || max > SIZE_MAX / size) {
-		errno = EFBIG;
-		return NULL;
-	}
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap = ncap > max / 2 ? max : ncap * 2;
-	if (ncap > max)
-		ncap = max;
-	p = realloc(arr, ncap * size);
-	if (p)
-		*cap = ncap;
-	return p;
-}

@@ -3,7 +3,8 @@
 /*
  * arena — memory for the model, private to model/: a bump allocator for the
  * variable-length parts of entries (string bytes, lines, stacks, values,
- * labels) and capped growth for the arrays of fixed-size entries.
+ * labels). The arrays of fixed-size entries grow with array_grow()
+ * (common/array.h).
  *
  * Invariants:
  *  - memory from arena_alloc() never moves and lives until arena_free(), so
@@ -29,13 +30,5 @@ void arena_free(struct arena *a);
 
 /* n bytes (n > 0), uninitialized; NULL when past the limit or out of memory. */
 void *arena_alloc(struct arena *a, size_t n);
-
-/*
- * Make arr, an array of *cap elements of size bytes, hold at least need
- * elements, doubling it but never past max elements. Returns the array,
- * perhaps moved, or NULL (errno EFBIG past max, ENOMEM) with arr and *cap
- * unchanged and still valid.
- */
-void *arena_grow_array(void *arr, size_t *cap, size_t need, size_t size, size_t max);
 
 #endif

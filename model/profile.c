@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "model/arena.h"
 #include "model/hash.h"
 #include "model/profile.h"
@@ -164,8 +165,8 @@ uint64_t profile_add_mapping(struct profile *p, const struct profile_mapping_in 
 	struct profile_mapping *pm;
 	int64_t file, build;
 
-	pm = arena_grow_array(p->mappings, &p->mappings_cap, p->nmappings + 1, sizeof(*pm),
-			      PROFILE_MAX_MAPPINGS);
+	pm = array_grow(p->mappings, &p->mappings_cap, p->nmappings + 1, sizeof(*pm),
+			PROFILE_MAX_MAPPINGS);
 	if (!pm) {
 		profile_drop(p);
 		return 0;
@@ -240,8 +241,8 @@ uint64_t profile_intern_function(struct profile *p, const char *name, const char
 	found = hash_find(&p->function_index, hv, function_eq, &k);
 	if (found >= 0)
 		return (uint64_t)found + 1;
-	f = arena_grow_array(p->functions, &p->functions_cap, p->nfunctions + 1, sizeof(*f),
-			     PROFILE_MAX_FUNCTIONS);
+	f = array_grow(p->functions, &p->functions_cap, p->nfunctions + 1, sizeof(*f),
+		       PROFILE_MAX_FUNCTIONS);
 	if (f)
 		p->functions = f;
 	if (!f || hash_insert(&p->function_index, hv, (uint32_t)p->nfunctions) < 0) {
@@ -298,8 +299,8 @@ uint64_t profile_intern_location(struct profile *p, uint64_t mapping_id, uint64_
 	found = hash_find(&p->location_index, hv, location_eq, &k);
 	if (found >= 0)
 		return (uint64_t)found + 1;
-	l = arena_grow_array(p->locations, &p->locations_cap, p->nlocations + 1, sizeof(*l),
-			     PROFILE_MAX_LOCATIONS);
+	l = array_grow(p->locations, &p->locations_cap, p->nlocations + 1, sizeof(*l),
+		       PROFILE_MAX_LOCATIONS);
 	if (l)
 		p->locations = l;
 	if (!l || (nlines && !(copy = arena_alloc(&p->data, nlines * sizeof(*copy)))) ||
@@ -412,8 +413,8 @@ static int sample_store(struct profile *p, const struct sample_key *k, uint32_t 
 	struct profile_sample *s;
 	unsigned char *mem;
 
-	s = arena_grow_array(p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*s),
-			     PROFILE_MAX_SAMPLES);
+	s = array_grow(p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*s),
+		       PROFILE_MAX_SAMPLES);
 	if (s)
 		p->samples = s;
 	if (!s || !(mem = arena_alloc(&p->data, size)) ||

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/fnv.h"
 #include "model/profile.h"
 #include "model/strtab.h"
@@ -70,7 +71,7 @@ int64_t strtab_intern(struct strtab *t, const char *s)
 
 	if (found >= 0)
 		return found;
-	strs = arena_grow_array(t->strs, &t->cap, t->n + 1, sizeof(*strs), PROFILE_MAX_STRINGS);
+	strs = array_grow(t->strs, &t->cap, t->n + 1, sizeof(*strs), PROFILE_MAX_STRINGS);
 	if (!strs)
 		return -1;
 	t->strs = strs;
