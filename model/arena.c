@@ -29,7 +29,7 @@ void arena_init(struct arena *a, size_t limit)
 	a->limit = limit;
 }
 
-void arena_free(struct arena *a)
+void arena_release(struct arena *a)
 {
 	struct arena_chunk *c = a->head;
 

@@ -7,8 +7,9 @@
  * (common/array.h).
  *
  * Invariants:
- *  - memory from arena_alloc() never moves and lives until arena_free(), so
- *    entries may point into it while their arrays are reallocated;
+ *  - memory from arena_alloc() never moves and lives until
+ *    arena_release(), so entries may point into it while their arrays are
+ *    reallocated;
  *  - allocations are aligned for any type;
  *  - the arena never holds more than its limit in bytes; an allocation past
  *    it fails (NULL, errno EFBIG) and leaves the arena as it was.
@@ -23,10 +24,11 @@ struct arena {
 	size_t limit;
 };
 
+/* Start an empty arena that may hold at most limit bytes. */
 void arena_init(struct arena *a, size_t limit);
 
 /* Free every chunk; the arena is empty and reusable with the same limit. */
-void arena_free(struct arena *a);
+void arena_release(struct arena *a);
 
 /* n bytes (n > 0), uninitialized; NULL when past the limit or out of memory. */
 void *arena_alloc(struct arena *a, size_t n);

@@ -40,7 +40,7 @@ void hash_init(struct hash *h)
 	h->n = 0;
 }
 
-void hash_free(struct hash *h)
+void hash_release(struct hash *h)
 {
 	free(h->slots);
 	hash_init(h);

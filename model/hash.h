@@ -38,8 +38,11 @@ uint64_t hash_u64(uint64_t h, uint64_t v);
 /* Mix the bits of h and reduce it to the 32 bits the index stores. */
 uint32_t hash_finish(uint64_t h);
 
+/* Start an empty index (it allocates on the first insert). */
 void hash_init(struct hash *h);
-void hash_free(struct hash *h);
+
+/* Free the slots; the index is empty again and reusable. */
+void hash_release(struct hash *h);
 
 /*
  * Find an entry with hash hv for which eq(ctx, entry) is true; returns the

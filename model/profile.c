@@ -66,13 +66,13 @@ void profile_free(struct profile *p)
 {
 	if (!p)
 		return;
-	strtab_free(&p->strings);
-	arena_free(&p->data);
+	strtab_release(&p->strings);
+	arena_release(&p->data);
 	free(p->mappings);
 	free(p->functions);
-	hash_free(&p->function_index);
+	hash_release(&p->function_index);
 	free(p->locations);
-	hash_free(&p->location_index);
+	hash_release(&p->location_index);
 	sampletab_release(&p->samples);
 	free(p);
 }

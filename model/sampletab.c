@@ -112,7 +112,7 @@ void sampletab_init(struct sampletab *t, struct arena *data)
 void sampletab_release(struct sampletab *t)
 {
 	free(t->v);
-	hash_free(&t->index);
+	hash_release(&t->index);
 	sampletab_init(t, t->data);
 }
 

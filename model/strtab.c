@@ -38,20 +38,20 @@ int strtab_init(struct strtab *t)
 	hash_init(&t->index);
 	arena_init(&t->bytes, STRTAB_MAX_BYTES);
 	if (strtab_intern(t, "") != 0) {
-		strtab_free(t);
+		strtab_release(t);
 		return -1;
 	}
 	return 0;
 }
 
-void strtab_free(struct strtab *t)
+void strtab_release(struct strtab *t)
 {
 	free(t->strs);
 	t->strs = NULL;
 	t->n = 0;
 	t->cap = 0;
-	hash_free(&t->index);
-	arena_free(&t->bytes);
+	hash_release(&t->index);
+	arena_release(&t->bytes);
 }
 
 int64_t strtab_find(const struct strtab *t, const char *s)
