@@ -23,7 +23,10 @@ struct u64map {
 	size_t nslots, count, limit;
 };
 
+/* Start an empty map that may hold at most limit entries. */
 void u64map_init(struct u64map *m, size_t limit);
+
+/* Free the slots; the map is empty and reusable with the same limit. */
 void u64map_release(struct u64map *m);
 
 /* The value for key in *value; 1 when found, 0 when not. */

@@ -29,7 +29,7 @@ void arena_init(struct arena *a, size_t limit)
 	a->limit = limit;
 }
 
-void arena_free(struct arena *a)
+void arena_release(struct arena *a)
 {
 	struct arena_chunk *c = a->head;
 
@@ -96,26 +96,4 @@ void *arena_alloc(struct arena *a, size_t n)
 	a->head = c;
 	c->used = need;
 	return c->data;
-}
-
-void *arena_grow_array(void *arr, size_t *cap, size_t need, size_t size, size_t max)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return arr;
-	if (need > max || max > SIZE_MAX / size) {
-		errno = EFBIG;
-		return NULL;
-	}
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap = ncap > max / 2 ? max : ncap * 2;
-	if (ncap > max)
-		ncap = max;
-	p = realloc(arr, ncap * size);
-	if (p)
-		*cap = ncap;
-	return p;
 }

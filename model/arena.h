@@ -3,11 +3,13 @@
 /*
  * arena — memory for the model, private to model/: a bump allocator for the
  * variable-length parts of entries (string bytes, lines, stacks, values,
- * labels) and capped growth for the arrays of fixed-size entries.
+ * labels). The arrays of fixed-size entries grow with array_grow()
+ * (common/array.h).
  *
  * Invariants:
- *  - memory from arena_alloc() never moves and lives until arena_free(), so
- *    entries may point into it while their arrays are reallocated;
+ *  - memory from arena_alloc() never moves and lives until
+ *    arena_release(), so entries may point into it while their arrays are
+ *    reallocated;
  *  - allocations are aligned for any type;
  *  - the arena never holds more than its limit in bytes; an allocation past
  *    it fails (NULL, errno EFBIG) and leaves the arena as it was.
@@ -22,20 +24,13 @@ struct arena {
 	size_t limit;
 };
 
+/* Start an empty arena that may hold at most limit bytes. */
 void arena_init(struct arena *a, size_t limit);
 
 /* Free every chunk; the arena is empty and reusable with the same limit. */
-void arena_free(struct arena *a);
+void arena_release(struct arena *a);
 
 /* n bytes (n > 0), uninitialized; NULL when past the limit or out of memory. */
 void *arena_alloc(struct arena *a, size_t n);
-
-/*
- * Make arr, an array of *cap elements of size bytes, hold at least need
- * elements, doubling it but never past max elements. Returns the array,
- * perhaps moved, or NULL (errno EFBIG past max, ENOMEM) with arr and *cap
- * unchanged and still valid.
- */
-void *arena_grow_array(void *arr, size_t *cap, size_t need, size_t size, size_t max);
 
 #endif

@@ -12,20 +12,8 @@
 
 #include "model/hash.h"
 
-#define FNV_PRIME 0x100000001b3ull
 #define HASH_MIN_SLOTS 64
 #define HASH_MAX_SLOTS ((size_t)1 << 31) /* entry numbers are 32-bit */
-
-uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= FNV_PRIME;
-	}
-	return h;
-}
 
 uint64_t hash_u64(uint64_t h, uint64_t v)
 {
@@ -52,7 +40,7 @@ void hash_init(struct hash *h)
 	h->n = 0;
 }
 
-void hash_free(struct hash *h)
+void hash_release(struct hash *h)
 {
 	free(h->slots);
 	hash_init(h);

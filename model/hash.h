@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HASH_SEED 0xcbf29ce484222325ull /* FNV-1a offset basis */
+#include "common/fnv.h"
+
+#define HASH_SEED FNV_OFFSET /* where a chain of hash_u64() (or fnv_bytes()) starts */
 
 struct hash_slot {
 	uint32_t hash;
@@ -26,17 +28,21 @@ struct hash {
 	size_t n;
 };
 
-/* FNV-1a over n bytes, continuing from h (start with HASH_SEED). */
-uint64_t hash_bytes(uint64_t h, const void *p, size_t n);
-
-/* Fold one 64-bit word into h; one multiply per word instead of eight. */
+/*
+ * Fold one 64-bit word into h (FNV-1a's step on a whole word, then a shift
+ * to bring high bits down); one multiply per word instead of eight. Bytes
+ * are hashed with fnv_bytes() (common/fnv.h).
+ */
 uint64_t hash_u64(uint64_t h, uint64_t v);
 
 /* Mix the bits of h and reduce it to the 32 bits the index stores. */
 uint32_t hash_finish(uint64_t h);
 
+/* Start an empty index (it allocates on the first insert). */
 void hash_init(struct hash *h);
-void hash_free(struct hash *h);
+
+/* Free the slots; the index is empty again and reusable. */
+void hash_release(struct hash *h);
 
 /*
  * Find an entry with hash hv for which eq(ctx, entry) is true; returns the

@@ -1,19 +1,23 @@
 /*
- * profile.c — the in-memory profile: interning tables for functions and
- * locations, and the sample table that merges equal stacks. Every table is
- * an array of the public struct (so the accessors and the encoder read it
- * without copying) plus a hash index over it, which keeps an add O(1)
- * amortized; the variable-length parts of entries live in an arena so the
- * arrays can be reallocated without fixing up pointers. Labels are sorted
- * into a canonical order on the way in, which is what makes label order
- * irrelevant to merging at the cost of a 16-element insertion sort per add.
+ * profile.c — the in-memory profile: its header fields (sample types,
+ * period, times, comments), the interning tables for mappings, functions
+ * and locations, the checks every add passes, and read access for the
+ * writers. Merging samples is a job of its own, model/sampletab.c; this
+ * file validates a sample and interns its label strings before handing it
+ * over. Every table is an array of the public struct (so the accessors
+ * and the encoder read it without copying) plus a hash index over it,
+ * which keeps an add O(1) amortized; the variable-length parts of entries
+ * live in an arena so the arrays can be reallocated without fixing up
+ * pointers.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "model/arena.h"
 #include "model/hash.h"
 #include "model/profile.h"
+#include "model/sampletab.h"
 #include "model/strtab.h"
 
 /* Bytes of stacks, values, labels and lines: enough for millions of
@@ -37,9 +41,7 @@ struct profile {
 	struct profile_location *locations;
 	size_t nlocations, locations_cap;
 	struct hash location_index;
-	struct profile_sample *samples;
-	size_t nsamples, samples_cap;
-	struct hash sample_index;
+	struct sampletab samples;
 	uint64_t dropped;
 };
 
@@ -56,7 +58,7 @@ struct profile *profile_new(void)
 	arena_init(&p->data, PROFILE_MAX_DATA);
 	hash_init(&p->function_index);
 	hash_init(&p->location_index);
-	hash_init(&p->sample_index);
+	sampletab_init(&p->samples, &p->data);
 	return p;
 }
 
@@ -64,15 +66,14 @@ void profile_free(struct profile *p)
 {
 	if (!p)
 		return;
-	strtab_free(&p->strings);
-	arena_free(&p->data);
+	strtab_release(&p->strings);
+	arena_release(&p->data);
 	free(p->mappings);
 	free(p->functions);
-	hash_free(&p->function_index);
+	hash_release(&p->function_index);
 	free(p->locations);
-	hash_free(&p->location_index);
-	free(p->samples);
-	hash_free(&p->sample_index);
+	hash_release(&p->location_index);
+	sampletab_release(&p->samples);
 	free(p);
 }
 
@@ -96,7 +97,7 @@ int profile_add_sample_type(struct profile *p, const char *type, const char *uni
 {
 	int64_t t, u;
 
-	if (p->nsamples)
+	if (p->samples.n)
 		return -1;
 	if (p->ntypes >= PROFILE_MAX_VALUES)
 		return profile_drop(p);
@@ -164,8 +165,8 @@ uint64_t profile_add_mapping(struct profile *p, const struct profile_mapping_in 
 	struct profile_mapping *pm;
 	int64_t file, build;
 
-	pm = arena_grow_array(p->mappings, &p->mappings_cap, p->nmappings + 1, sizeof(*pm),
-			      PROFILE_MAX_MAPPINGS);
+	pm = array_grow(p->mappings, &p->mappings_cap, p->nmappings + 1, sizeof(*pm),
+			PROFILE_MAX_MAPPINGS);
 	if (!pm) {
 		profile_drop(p);
 		return 0;
@@ -240,8 +241,8 @@ uint64_t profile_intern_function(struct profile *p, const char *name, const char
 	found = hash_find(&p->function_index, hv, function_eq, &k);
 	if (found >= 0)
 		return (uint64_t)found + 1;
-	f = arena_grow_array(p->functions, &p->functions_cap, p->nfunctions + 1, sizeof(*f),
-			     PROFILE_MAX_FUNCTIONS);
+	f = array_grow(p->functions, &p->functions_cap, p->nfunctions + 1, sizeof(*f),
+		       PROFILE_MAX_FUNCTIONS);
 	if (f)
 		p->functions = f;
 	if (!f || hash_insert(&p->function_index, hv, (uint32_t)p->nfunctions) < 0) {
@@ -298,8 +299,8 @@ uint64_t profile_intern_location(struct profile *p, uint64_t mapping_id, uint64_
 	found = hash_find(&p->location_index, hv, location_eq, &k);
 	if (found >= 0)
 		return (uint64_t)found + 1;
-	l = arena_grow_array(p->locations, &p->locations_cap, p->nlocations + 1, sizeof(*l),
-			     PROFILE_MAX_LOCATIONS);
+	l = array_grow(p->locations, &p->locations_cap, p->nlocations + 1, sizeof(*l),
+		       PROFILE_MAX_LOCATIONS);
 	if (l)
 		p->locations = l;
 	if (!l || (nlines && !(copy = arena_alloc(&p->data, nlines * sizeof(*copy)))) ||
@@ -327,45 +328,12 @@ int profile_location_set_offset(struct profile *p, uint64_t id, int64_t offset)
 	return 0;
 }
 
-struct sample_key {
-	const struct profile *p;
-	const uint64_t *ids;
-	size_t nloc;
-	const struct profile_label *labels;
-	size_t nlabels;
-};
-
-static int sample_eq(const void *ctx, uint32_t entry)
-{
-	const struct sample_key *k = ctx;
-	const struct profile_sample *s = &k->p->samples[entry];
-
-	return s->nlocations == k->nloc && s->nlabels == k->nlabels &&
-	       (!k->nloc || memcmp(s->location_ids, k->ids, k->nloc * sizeof(*k->ids)) == 0) &&
-	       (!k->nlabels ||
-		memcmp(s->labels, k->labels, k->nlabels * sizeof(*k->labels)) == 0);
-}
-
-static int label_cmp(const struct profile_label *a, const struct profile_label *b)
-{
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->str != b->str)
-		return a->str < b->str ? -1 : 1;
-	if (a->num != b->num)
-		return a->num < b->num ? -1 : 1;
-	if (a->num_unit != b->num_unit)
-		return a->num_unit < b->num_unit ? -1 : 1;
-	return 0;
-}
-
-/* Intern and sort the labels into out; 0, or -1 if a string did not fit. */
-static int labels_canon(struct profile *p, const struct profile_label_in *in, size_t n,
-			struct profile_label *out)
+/* Intern the labels' strings into out, in their given order; 0, or -1 if a string did not fit. */
+static int labels_intern(struct profile *p, const struct profile_label_in *in, size_t n,
+			 struct profile_label *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct profile_label l = { 0, 0, 0, 0 };
-		size_t j;
 
 		l.key = profile_intern_string(p, in[i].key);
 		if (l.key < 0)
@@ -380,53 +348,8 @@ static int labels_canon(struct profile *p, const struct profile_label_in *in, si
 			if (l.num_unit < 0)
 				return -1;
 		}
-		for (j = i; j > 0 && label_cmp(&out[j - 1], &l) > 0; j--)
-			out[j] = out[j - 1];
-		out[j] = l;
+		out[i] = l;
 	}
-	return 0;
-}
-
-static uint32_t sample_hash(const struct sample_key *k)
-{
-	uint64_t h = hash_u64(HASH_SEED, k->nloc);
-
-	for (size_t i = 0; i < k->nloc; i++)
-		h = hash_u64(h, k->ids[i]);
-	h = hash_u64(h, k->nlabels);
-	for (size_t i = 0; i < k->nlabels; i++) {
-		h = hash_u64(h, (uint64_t)k->labels[i].key);
-		h = hash_u64(h, (uint64_t)k->labels[i].str);
-		h = hash_u64(h, (uint64_t)k->labels[i].num);
-		h = hash_u64(h, (uint64_t)k->labels[i].num_unit);
-	}
-	return hash_finish(h);
-}
-
-/* Store a new sample for key k; 0 or -1 (dropped). */
-static int sample_store(struct profile *p, const struct sample_key *k, uint32_t hv,
-			const int64_t *values)
-{
-	size_t nv = p->ntypes;
-	size_t size = (k->nloc + nv) * sizeof(uint64_t) + k->nlabels * sizeof(*k->labels);
-	struct profile_sample *s;
-	unsigned char *mem;
-
-	s = arena_grow_array(p->samples, &p->samples_cap, p->nsamples + 1, sizeof(*s),
-			     PROFILE_MAX_SAMPLES);
-	if (s)
-		p->samples = s;
-	if (!s || !(mem = arena_alloc(&p->data, size)) ||
-	    hash_insert(&p->sample_index, hv, (uint32_t)p->nsamples) < 0)
-		return profile_drop(p);
-	s += p->nsamples++;
-	s->values = memcpy(mem, values, nv * sizeof(*values));
-	mem += nv * sizeof(*values);
-	s->location_ids = k->nloc ? memcpy(mem, k->ids, k->nloc * sizeof(*k->ids)) : NULL;
-	mem += k->nloc * sizeof(*k->ids);
-	s->nlocations = k->nloc;
-	s->labels = k->nlabels ? memcpy(mem, k->labels, k->nlabels * sizeof(*k->labels)) : NULL;
-	s->nlabels = k->nlabels;
 	return 0;
 }
 
@@ -435,9 +358,6 @@ int profile_add_sample(struct profile *p, const uint64_t *location_ids, size_t n
 		       size_t nlabels)
 {
 	struct profile_label canon[PROFILE_MAX_LABELS];
-	struct sample_key k = { p, location_ids, nloc, canon, nlabels };
-	uint32_t hv;
-	int64_t found, *v;
 
 	if (!p->ntypes || !values || (nloc && !location_ids) || (nlabels && !labels))
 		return -1;
@@ -449,18 +369,10 @@ int profile_add_sample(struct profile *p, const uint64_t *location_ids, size_t n
 	for (size_t i = 0; i < nlabels; i++)
 		if (!labels[i].key)
 			return -1;
-	if (labels_canon(p, labels, nlabels, canon) < 0)
+	if (labels_intern(p, labels, nlabels, canon) < 0)
 		return -1;
-	hv = sample_hash(&k);
-	found = hash_find(&p->sample_index, hv, sample_eq, &k);
-	if (found < 0)
-		return sample_store(p, &k, hv, values);
-	/* The values live in the arena, which is ours and writable; the public
-	 * struct only shows them as const to readers. Addition wraps rather
-	 * than overflowing into undefined behaviour. */
-	v = (int64_t *)p->samples[found].values;
-	for (size_t i = 0; i < p->ntypes; i++)
-		v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);
+	if (sampletab_add(&p->samples, location_ids, nloc, canon, nlabels, values, p->ntypes) < 0)
+		return profile_drop(p);
 	return 0;
 }
 
@@ -537,8 +449,8 @@ const struct profile_location *profile_locations(const struct profile *p, size_t
 
 const struct profile_sample *profile_samples(const struct profile *p, size_t *n)
 {
-	*n = p->nsamples;
-	return p->samples;
+	*n = p->samples.n;
+	return p->samples.v;
 }
 
 const struct profile_mapping *profile_mapping(const struct profile *p, uint64_t id)

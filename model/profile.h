@@ -97,7 +97,12 @@ struct profile_sample {
 	size_t nlabels;
 };
 
-/* Create an empty profile; NULL when out of memory. */
+/*
+ * Create an empty profile; NULL when out of memory. A profile is a heap
+ * object (its layout is private to model/): profile_new() and
+ * profile_free() are a deliberate pair, as is pprof_read() (writer/pprof.h)
+ * with profile_free().
+ */
 struct profile *profile_new(void);
 
 /* Free a profile and everything it holds; NULL is fine. */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+#include "common/fnv.h"
 #include "model/profile.h"
 #include "model/strtab.h"
 
@@ -18,7 +20,7 @@ struct strtab_key {
 
 static uint32_t strtab_hash(const char *s, size_t len)
 {
-	return hash_finish(hash_bytes(HASH_SEED, s, len));
+	return hash_finish(fnv_bytes(FNV_OFFSET, s, len));
 }
 
 static int strtab_eq(const void *ctx, uint32_t entry)
@@ -36,20 +38,20 @@ int strtab_init(struct strtab *t)
 	hash_init(&t->index);
 	arena_init(&t->bytes, STRTAB_MAX_BYTES);
 	if (strtab_intern(t, "") != 0) {
-		strtab_free(t);
+		strtab_release(t);
 		return -1;
 	}
 	return 0;
 }
 
-void strtab_free(struct strtab *t)
+void strtab_release(struct strtab *t)
 {
 	free(t->strs);
 	t->strs = NULL;
 	t->n = 0;
 	t->cap = 0;
-	hash_free(&t->index);
-	arena_free(&t->bytes);
+	hash_release(&t->index);
+	arena_release(&t->bytes);
 }
 
 int64_t strtab_find(const struct strtab *t, const char *s)
@@ -69,7 +71,7 @@ int64_t strtab_intern(struct strtab *t, const char *s)
 
 	if (found >= 0)
 		return found;
-	strs = arena_grow_array(t->strs, &t->cap, t->n + 1, sizeof(*strs), PROFILE_MAX_STRINGS);
+	strs = array_grow(t->strs, &t->cap, t->n + 1, sizeof(*strs), PROFILE_MAX_STRINGS);
 	if (!strs)
 		return -1;
 	t->strs = strs;

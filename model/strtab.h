@@ -27,7 +27,9 @@ struct strtab {
 
 /* Start a table holding only "". 0 or -1 (out of memory). */
 int strtab_init(struct strtab *t);
-void strtab_free(struct strtab *t);
+
+/* Free the table's memory; strtab_init() makes it usable again. */
+void strtab_release(struct strtab *t);
 
 /* The index of s, added if new; -1 when a cap is reached or memory ran out. */
 int64_t strtab_intern(struct strtab *t, const char *s);

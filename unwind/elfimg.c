@@ -1,18 +1,18 @@
 /*
  * elfimg.c — an ELF file held read-only in memory (a private mapping, or a
  * malloc'd copy for the vDSO) with the few things the unwinder and the
- * symbolizer ask of it. The ELF header, program headers and notes are
- * parsed by hand with explicit bounds checks because the unwinder needs
- * them even when the section headers are missing or broken (libelf then
- * refuses the file, and we carry on without symbols). Sections and symbols
- * go through libelf, which checks section offsets against the image; we
- * check symbol names ourselves. elf_image_ptr() sits on the unwinder's hot
+ * symbolizer ask of it. It owns the file: the ELF header, program headers
+ * and notes, parsed by hand with explicit bounds checks because the
+ * unwinder needs them even when the section headers are missing or broken
+ * (libelf then refuses the file, and we carry on without symbols);
+ * sections, through libelf, which checks their offsets against the image;
+ * and reads at virtual addresses. The symbol table is a job of its own,
+ * unwind/symtab.c; this file decides when it is built (on the first
+ * lookup, once, under the lock that serialises every use of libelf) and
+ * hands it the Elf handle. elf_image_ptr() sits on the unwinder's hot
  * path (libunwind reads .eh_frame word by word through it), so it keeps a
  * precomputed, already-clamped table of segments and remembers the last
- * one hit: a hit costs a load and two compares. Symbols are loaded on the
- * first lookup, once, under a lock, into a sorted array of starts (dense,
- * for the binary search) beside the details; a lookup is O(log n) plus a
- * short bounded walk back for nested functions. Thread-safety: lookups and
+ * one hit: a hit costs a load and two compares. Thread-safety: lookups and
  * ptr() may run concurrently once the image is open.
  */
 #include <elf.h>
@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "unwind/elfimg.h"
+#include "unwind/symtab.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "elfimg reads little-endian ELF fields with memcpy: little-endian hosts only"
@@ -35,22 +36,12 @@
 
 #define ELF_MAX_IMAGE (4ull << 30)
 #define ELF_MAX_BUILD_ID 64        /* bytes; SHA-1 ids are 20 */
-#define ELF_MAX_SYMBOLS (1u << 24) /* 16M functions; more is not a real file */
-#define ELF_SYM_WALK 64            /* how far a lookup walks back for an enclosing symbol */
 #define ELF_MAX_LOADS 1024         /* PT_LOADs; linkers emit a handful, this bounds a ptr() miss */
 
 /* A PT_LOAD's file-backed part, clamped to the image: [vaddr, vaddr+len) -> data. */
 struct elf_fastseg {
 	uint64_t vaddr, len;
 	const unsigned char *data;
-};
-
-/* Details of the symbol at starts[i]. */
-struct elf_sym {
-	uint64_t end;    /* start+size, or the section's end for a size-0 symbol */
-	uint64_t maxend; /* the largest end of a sized symbol among 0..i */
-	const char *name;
-	int sized;
 };
 
 struct elf_image {
@@ -69,20 +60,9 @@ struct elf_image {
 	uint64_t eh_vaddr, eh_size;
 	char build_id[2 * ELF_MAX_BUILD_ID + 1];
 
-	pthread_mutex_t sym_lock;
-	atomic_int sym_loaded;
-	uint64_t *starts;
-	struct elf_sym *syms;
-	char *names; /* copies of names cut at '@' ("f@@GLIBC_2.2.5" -> "f") */
-	size_t nsyms;
-};
-
-/* A candidate symbol while loading. */
-struct elf_symtmp {
-	uint64_t start, end;
-	const char *name;
-	size_t namelen;
-	int sized, rank, under;
+	pthread_mutex_t elf_lock; /* held for every use of elf: libelf is not thread-safe */
+	atomic_int sym_loaded;    /* symtab is built (set once, under elf_lock) */
+	struct symtab symtab;
 };
 
 static pthread_once_t elf_version_once = PTHREAD_ONCE_INIT;
@@ -251,7 +231,8 @@ static struct elf_image *elf_image_alloc(void)
 
 	if (!img)
 		return NULL;
-	pthread_mutex_init(&img->sym_lock, NULL);
+	pthread_mutex_init(&img->elf_lock, NULL);
+	symtab_init(&img->symtab);
 	atomic_init(&img->last, 0);
 	atomic_init(&img->sym_loaded, 0);
 	return img;
@@ -321,9 +302,7 @@ void elf_image_free(struct elf_image *img)
 {
 	if (!img)
 		return;
-	free(img->starts);
-	free(img->syms);
-	free(img->names);
+	symtab_release(&img->symtab);
 	if (img->elf)
 		elf_end(img->elf);
 	if (img->mapped)
@@ -332,7 +311,7 @@ void elf_image_free(struct elf_image *img)
 		free(img->data);
 	free(img->segs);
 	free(img->fast);
-	pthread_mutex_destroy(&img->sym_lock);
+	pthread_mutex_destroy(&img->elf_lock);
 	free(img);
 }
 
@@ -374,8 +353,8 @@ int elf_image_section(const struct elf_image *img, const char *name, const unsig
 	if (!img->elf)
 		return -1;
 	/* libelf loads section headers lazily and is not thread-safe on one
-	 * Elf: the symbol loader's lock serialises every use of it. */
-	pthread_mutex_lock(&((struct elf_image *)img)->sym_lock);
+	 * Elf: elf_lock serialises every use of it, the symbol loader's too. */
+	pthread_mutex_lock(&((struct elf_image *)img)->elf_lock);
 	if (elf_getshdrstrndx(img->elf, &shstrndx) != 0)
 		goto out;
 	while ((scn = elf_nextscn(img->elf, scn)) != NULL) {
@@ -393,7 +372,7 @@ int elf_image_section(const struct elf_image *img, const char *name, const unsig
 		goto out;
 	}
 out:
-	pthread_mutex_unlock(&((struct elf_image *)img)->sym_lock);
+	pthread_mutex_unlock(&((struct elf_image *)img)->elf_lock);
 	return r;
 }
 
@@ -425,260 +404,28 @@ const void *elf_image_ptr(const struct elf_image *img, uint64_t vaddr, size_t n)
 	return NULL;
 }
 
-static int elf_sym_rank(unsigned bind)
-{
-	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : bind == STB_LOCAL ? 2 : 3;
-}
-
-/* Order by address, then the alias we prefer first. */
-static int elf_symtmp_cmp(const void *a, const void *b)
-{
-	const struct elf_symtmp *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank - y->rank;
-	if (x->under != y->under)
-		return x->under - y->under;
-	if (x->namelen != y->namelen)
-		return x->namelen < y->namelen ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* The end of the allocated section shndx if it holds addr, else addr. */
-static uint64_t elf_image_section_end(Elf *elf, size_t shndx, uint64_t addr)
-{
-	Elf_Scn *scn = elf_getscn(elf, shndx);
-	GElf_Shdr sh;
-
-	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || addr < sh.sh_addr ||
-	    addr - sh.sh_addr >= sh.sh_size)
-		return addr;
-	return sh.sh_addr + sh.sh_size;
-}
-
-/*
- * Collect the function symbols of the symbol table scn into *out (grown as
- * needed, at most ELF_MAX_SYMBOLS). Returns how many, or -1 on no memory.
- */
-static long elf_image_collect(Elf *elf, Elf_Scn *scn, struct elf_symtmp **out)
-{
-	struct elf_symtmp *v = NULL, *t;
-	Elf_Data *sd, *strd;
-	Elf_Scn *strscn;
-	GElf_Shdr sh, strsh;
-	GElf_Sym s;
-	const char *strs;
-	size_t strsz, nsym, i, n = 0, cap = 0, j;
-
-	if (!gelf_getshdr(scn, &sh) || sh.sh_entsize != sizeof(Elf64_Sym))
-		return 0;
-	strscn = elf_getscn(elf, sh.sh_link);
-	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
-		return 0;
-	sd = elf_getdata(scn, NULL);
-	strd = elf_getdata(strscn, NULL);
-	if (!sd || !strd || !sd->d_buf || !strd->d_buf || sd->d_type != ELF_T_SYM)
-		return 0;
-	strs = strd->d_buf;
-	/* Names must end in a NUL inside the table: cut at its last NUL once. */
-	strsz = strd->d_size;
-	while (strsz > 0 && strs[strsz - 1] != 0)
-		strsz--;
-	nsym = sd->d_size / sizeof(Elf64_Sym);
-	for (i = 0; i < nsym && n < ELF_MAX_SYMBOLS; i++) {
-		unsigned type;
-
-		if (!gelf_getsym(sd, (int)i, &s))
-			break;
-		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    s.st_value == 0 || s.st_name >= strsz || s.st_size > UINT64_MAX - s.st_value)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			t = realloc(v, cap * sizeof(*v));
-			if (!t)
-				goto err;
-			v = t;
-		}
-		t = &v[n++];
-		t->start = s.st_value;
-		t->name = strs + s.st_name;
-		t->namelen = strlen(t->name);
-		t->rank = elf_sym_rank(GELF_ST_BIND(s.st_info));
-		for (j = 0; t->name[j] == '_'; j++)
-			;
-		t->under = j > 255 ? 255 : (int)j;
-		t->sized = s.st_size != 0;
-		t->end = t->start + s.st_size;
-		if (!t->sized && s.st_shndx < SHN_LORESERVE)
-			t->end = elf_image_section_end(elf, s.st_shndx, t->start);
-	}
-	*out = v;
-	return (long)n;
-err:
-	free(v);
-	return -1;
-}
-
-/*
- * Shared objects' .symtab names versioned definitions "name@@VERSION";
- * people know the function as "name". Copy the cut names into one block
- * (a failed allocation keeps the versioned names, which are still right).
- */
-static void elf_image_unversion(struct elf_image *img)
-{
-	size_t i, len, total = 0;
-	const char *at;
-	char *p;
-
-	for (i = 0; i < img->nsyms; i++)
-		if ((at = strchr(img->syms[i].name, '@')) && at != img->syms[i].name)
-			total += (size_t)(at - img->syms[i].name) + 1;
-	if (!total || !(img->names = malloc(total)))
-		return;
-	p = img->names;
-	for (i = 0; i < img->nsyms; i++) {
-		at = strchr(img->syms[i].name, '@');
-		if (!at || at == img->syms[i].name)
-			continue;
-		len = (size_t)(at - img->syms[i].name);
-		memcpy(p, img->syms[i].name, len);
-		p[len] = 0;
-		img->syms[i].name = p;
-		p += len + 1;
-	}
-}
-
-/* Sort, merge aliases and build the lookup arrays. */
-static int elf_image_index(struct elf_image *img, struct elf_symtmp *v, size_t n)
-{
-	size_t i, j, k = 0;
-	uint64_t maxend = 0;
-
-	qsort(v, n, sizeof(*v), elf_symtmp_cmp);
-	img->starts = malloc((n ? n : 1) * sizeof(*img->starts));
-	img->syms = malloc((n ? n : 1) * sizeof(*img->syms));
-	if (!img->starts || !img->syms)
-		goto err;
-	for (i = 0; i < n; i = j) {
-		uint64_t sized_end = 0, bare_end = v[i].start;
-		int sized = 0;
-
-		/* v[i] is the preferred alias; the group's extent is the widest. */
-		for (j = i; j < n && v[j].start == v[i].start; j++) {
-			if (v[j].sized) {
-				sized = 1;
-				sized_end = v[j].end > sized_end ? v[j].end : sized_end;
-			} else if (v[j].end > bare_end) {
-				bare_end = v[j].end;
-			}
-		}
-		img->starts[k] = v[i].start;
-		img->syms[k].name = v[i].name;
-		img->syms[k].sized = sized;
-		img->syms[k].end = sized ? sized_end : bare_end;
-		if (sized && sized_end > maxend)
-			maxend = sized_end;
-		img->syms[k].maxend = maxend;
-		k++;
-	}
-	img->nsyms = k;
-	elf_image_unversion(img);
-	return 0;
-err:
-	free(img->starts);
-	free(img->syms);
-	img->starts = NULL;
-	img->syms = NULL;
-	return -1;
-}
-
-/* Load the function symbols: .symtab, else .dynsym. Memory failure leaves none. */
-static void elf_image_load_symbols(struct elf_image *img)
-{
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	struct elf_symtmp *v = NULL;
-	GElf_Shdr sh;
-	long n = 0;
-
-	if (!img->elf)
-		return;
-	while ((scn = elf_nextscn(img->elf, scn)) != NULL) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB && !symtab)
-			symtab = scn;
-		else if (sh.sh_type == SHT_DYNSYM && !dynsym)
-			dynsym = scn;
-	}
-	if (symtab)
-		n = elf_image_collect(img->elf, symtab, &v);
-	if (n == 0 && dynsym)
-		n = elf_image_collect(img->elf, dynsym, &v);
-	if (n > 0)
-		elf_image_index(img, v, (size_t)n);
-	free(v);
-}
-
+/* Build the symbol table on the first lookup, once. */
 static void elf_image_ensure_symbols(struct elf_image *img)
 {
 	if (atomic_load_explicit(&img->sym_loaded, memory_order_acquire))
 		return;
-	pthread_mutex_lock(&img->sym_lock);
+	pthread_mutex_lock(&img->elf_lock);
 	if (!atomic_load_explicit(&img->sym_loaded, memory_order_relaxed)) {
-		elf_image_load_symbols(img);
+		if (img->elf)
+			symtab_load(&img->symtab, img->elf);
 		atomic_store_explicit(&img->sym_loaded, 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&img->sym_lock);
+	pthread_mutex_unlock(&img->elf_lock);
 }
 
 const char *elf_image_symbol(struct elf_image *img, uint64_t vaddr, uint64_t *start)
 {
-	size_t lo = 0, hi, mid, i, j, steps;
-	const struct elf_sym *s;
-
 	elf_image_ensure_symbols(img);
-	hi = img->nsyms;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (img->starts[mid] <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	i = lo - 1;
-	/*
-	 * The innermost sized symbol containing vaddr wins. Symbols before i
-	 * can only contain vaddr while their running maximum end passes it;
-	 * the walk is bounded so a hostile table cannot make lookups linear.
-	 */
-	for (j = i, steps = 0; steps < ELF_SYM_WALK; j--, steps++) {
-		s = &img->syms[j];
-		if (s->sized && vaddr < s->end) {
-			if (start)
-				*start = img->starts[j];
-			return s->name;
-		}
-		if (j == 0 || img->syms[j - 1].maxend <= vaddr)
-			break;
-	}
-	/* A size-0 symbol: only the nearest one, only within its section. */
-	s = &img->syms[i];
-	if (!s->sized && vaddr < s->end) {
-		if (start)
-			*start = img->starts[i];
-		return s->name;
-	}
-	return NULL;
+	return symtab_find(&img->symtab, vaddr, start);
 }
 
 size_t elf_image_nsymbols(struct elf_image *img)
 {
 	elf_image_ensure_symbols(img);
-	return img->nsyms;
+	return img->symtab.n;
 }

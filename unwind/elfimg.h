@@ -13,8 +13,12 @@
  *    the file, or a copy of memory), so a file changed on disk later does
  *    not change an open image;
  *  - only 64-bit little-endian ELF is accepted (x86_64);
- *  - function symbols come from .symtab, else .dynsym (libelf), and are
- *    loaded once, on the first lookup.
+ *  - function symbols come from .symtab, else .dynsym, and are loaded
+ *    once, on the first lookup, into a table (unwind/symtab.h) whose rules
+ *    decide which symbol an address belongs to;
+ *  - an image is a heap object: elf_image_open() or elf_image_from_mem()
+ *    makes it and elf_image_free() is the only way to end it, a deliberate
+ *    pair like _new/_free (nothing else owns an image's memory).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +38,7 @@ struct elf_image *elf_image_open(int fd);
 /* Copy len bytes of an ELF image held in memory (e.g. the vDSO). NULL on failure. */
 struct elf_image *elf_image_from_mem(const void *data, size_t len);
 
-/* Release an image; NULL is fine. */
+/* Free an image from elf_image_open() or elf_image_from_mem() and all it holds; NULL is fine. */
 void elf_image_free(struct elf_image *img);
 
 /* e_type: ET_EXEC, ET_DYN, ... */
@@ -67,8 +71,9 @@ int elf_image_section(const struct elf_image *img, const char *name, const unsig
 const void *elf_image_ptr(const struct elf_image *img, uint64_t vaddr, size_t n);
 
 /*
- * The function symbol containing vaddr: its name (valid while img lives),
- * with *start set to its address. NULL when no symbol contains vaddr.
+ * The function symbol containing vaddr (by symtab_find()'s rules): its
+ * name (valid while img lives), with *start (may be NULL) set to its
+ * address. NULL when no symbol contains vaddr. Loads the symbols first.
  */
 const char *elf_image_symbol(struct elf_image *img, uint64_t vaddr, uint64_t *start);
 

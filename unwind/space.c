@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/proc.h"
 #include "unwind/cfitab.h"
 #include "unwind/elfimg.h"
@@ -46,9 +47,9 @@ struct space {
 	uint64_t exe_dev, exe_inode;
 	uint64_t last_refresh;
 	struct image **images;
-	size_t nimages;
+	size_t nimages, images_cap;
 	struct space_obj **objs;
-	size_t nobjs;
+	size_t nobjs, objs_cap;
 	struct range *ranges;
 	size_t nranges;
 	size_t hint; /* index of the last range hit */
@@ -146,9 +147,7 @@ static struct image *image_get(struct space *s, const struct map_entry *e, int i
 		if (im->dev == entry_dev(e) && im->inode == e->inode && !strcmp(im->path, e->path))
 			return im;
 	}
-	if (s->nimages >= SPACE_MAX_OBJS)
-		return NULL;
-	v = realloc(s->images, (s->nimages + 1) * sizeof(*v));
+	v = array_grow(s->images, &s->images_cap, s->nimages + 1, sizeof(*v), SPACE_MAX_OBJS);
 	if (!v)
 		return NULL;
 	s->images = v;
@@ -236,7 +235,7 @@ static struct space_obj *obj_get(struct space *s, const struct map_entry *first,
 	im = image_get(s, first, is_vdso);
 	if (!im)
 		return NULL;
-	v = realloc(s->objs, (s->nobjs + 1) * sizeof(*v));
+	v = array_grow(s->objs, &s->objs_cap, s->nobjs + 1, sizeof(*v), SPACE_MAX_OBJS);
 	if (!v)
 		return NULL;
 	s->objs = v;

@@ -73,10 +73,14 @@ struct space_cfi {
 
 struct space;
 
-/* A space for process pid with its maps read once. NULL with errno on failure. */
+/*
+ * A space for process pid with its maps read once. NULL with errno on
+ * failure. A space is a heap object (its layout is private): space_new()
+ * and space_free() are a deliberate pair.
+ */
 struct space *space_new(pid_t pid);
 
-/* Release everything. */
+/* Free a space from space_new(), its objects and their images; NULL is fine. */
 void space_free(struct space *s);
 
 /* Re-read /proc/PID/maps now. 0 or -1. */

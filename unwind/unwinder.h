@@ -90,10 +90,14 @@ const char *unwind_cause_name(unsigned cause);
 
 struct unwinder;
 
-/* An unwinder reading objects from space. NULL on failure. */
+/*
+ * An unwinder reading objects from space (which must outlive it). NULL on
+ * failure. An unwinder is a heap object (its layout is private):
+ * unwinder_new() and unwinder_free() are a deliberate pair.
+ */
 struct unwinder *unwinder_new(struct space *space);
 
-/* Release it; NULL is fine. */
+/* Free an unwinder from unwinder_new() and all it holds (not its space); NULL is fine. */
 void unwinder_free(struct unwinder *u);
 
 /*

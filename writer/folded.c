@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fnv.h"
 #include "common/u64map.h"
 #include "model/profile.h"
 #include "writer/folded.h"
@@ -91,17 +92,6 @@ int folded_clean(struct buf *out, const char *s, size_t n, unsigned flags)
 	return r ? r : buf_append(out, u + i, run);
 }
 
-/* FNV-1a: simple, and good enough for names spread by a hash map. */
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static struct folded_node *nodes(const struct folded_tree *t)
 {
 	return (struct folded_node *)t->nodes.data;
@@ -142,7 +132,7 @@ static int name_intern(struct builder *b, const char *s, size_t n, uint32_t *id)
 		return -1;
 	s = (const char *)b->scratch.data;
 	n = b->scratch.len;
-	h = hash_bytes(s, n);
+	h = fnv_bytes(FNV_OFFSET, s, n); /* FNV-1a: good enough for names spread by a hash map */
 	/* Linear probing over the hash: a collision costs a compare, never a wrong merge. */
 	for (k = 0;; k++) {
 		if (!u64map_get(&b->by_hash, h + k, &v))

@@ -27,7 +27,8 @@
 
 #define OUTFILE_TRIES 100 /* name collisions tolerated before giving up */
 
-static void outfile_clear(struct outfile *o)
+/* Free what o holds and forget the file: the state after commit or abort. */
+static void outfile_release(struct outfile *o)
 {
 	free(o->path);
 	free(o->tmp);
@@ -146,7 +147,7 @@ int outfile_open(struct outfile *o, const char *path)
 	return 0;
 err:
 	error_errno("cannot write \"%s\"", path);
-	outfile_clear(o);
+	outfile_release(o);
 	return -1;
 }
 
@@ -188,7 +189,7 @@ int outfile_commit(struct outfile *o)
 			r = -1;
 		else if (fd != STDOUT_FILENO && close(fd) < 0)
 			r = error_errno("cannot write \"%s\"", o->path);
-		outfile_clear(o);
+		outfile_release(o);
 		return r;
 	}
 	o->fd = -1;
@@ -205,7 +206,7 @@ int outfile_commit(struct outfile *o)
 				     slash ? slash + 1 : o->path) < 0) {
 			error_errno("cannot write \"%s\"", o->path);
 			close(fd);
-			outfile_clear(o);
+			outfile_release(o);
 			return -1;
 		}
 		o->fd = -1;
@@ -218,11 +219,11 @@ int outfile_commit(struct outfile *o)
 		error_errno("cannot rename \"%s\" to \"%s\"", o->tmp, o->path);
 		goto err;
 	}
-	outfile_clear(o);
+	outfile_release(o);
 	return 0;
 err:
 	unlink(o->tmp);
-	outfile_clear(o);
+	outfile_release(o);
 	return -1;
 }
 
@@ -236,5 +237,5 @@ void outfile_abort(struct outfile *o)
 		if (!o->unnamed)
 			unlink(o->tmp); /* an unnamed file vanishes with its descriptor */
 	}
-	outfile_clear(o);
+	outfile_release(o);
 }

@@ -39,7 +39,8 @@ struct pprof_enc {
 	unsigned char *packed;
 };
 
-static void pprof_enc_free(struct pprof_enc *e)
+/* Free every array e holds (e itself lives on the caller's stack). */
+static void pprof_enc_release(struct pprof_enc *e)
 {
 	free(e->strings);
 	free(e->samples);
@@ -245,10 +246,10 @@ int pprof_write(const struct profile *p, struct buf *out)
 		goto err;
 	if (gzip_compress(e.packed, size, out) < 0)
 		goto err;
-	pprof_enc_free(&e);
+	pprof_enc_release(&e);
 	return 0;
 err:
-	pprof_enc_free(&e);
+	pprof_enc_release(&e);
 	return -1;
 }
 

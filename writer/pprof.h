@@ -21,7 +21,8 @@ int pprof_write(const struct profile *p, struct buf *out);
 
 /*
  * Decode a profile (gzip-compressed or not) into a new struct profile, for
- * tests and tools. Returns NULL on malformed input.
+ * tests and tools; free it with profile_free(). Returns NULL on malformed
+ * input.
  */
 struct profile *pprof_read(const void *data, size_t len);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/fnv.h"
 #include "model/profile.h"
 #include "writer/folded.h"
 #include "writer/svg.h"
@@ -124,11 +125,8 @@ static int put_label(struct svg *g, const char *s, size_t n, double w)
 /* flamegraph.pl's "hot" palette, picked by a hash of the name so colours are stable. */
 static int put_color(struct buf *out, const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
+	uint64_t h = fnv_bytes(FNV_OFFSET, s, n);
 
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
 	h ^= h >> 29;
 	return buf_printf(out, "rgb(%u,%u,%u)", 205 + (unsigned)((h & 0xff) * 50 / 255),
 			  (unsigned)((h >> 8 & 0xff) * 230 / 255),

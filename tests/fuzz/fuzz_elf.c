@@ -1,8 +1,9 @@
 /*
- * fuzz_elf.c — libFuzzer harness for the ELF reader (unwind/elfimg.c):
- * any bytes as an ELF image; every accessor, symbol lookups across the
- * loadable segments, and reads through elf_image_ptr() that must stay
- * inside the image. Run by `make fuzz`.
+ * fuzz_elf.c — libFuzzer harness for the ELF reader (unwind/elfimg.c and
+ * its symbol table, unwind/symtab.c): any bytes as an ELF image; every
+ * accessor, symbol lookups across the loadable segments, and reads
+ * through elf_image_ptr() that must stay inside the image. Run by
+ * `make fuzz`.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,90 @@
+/*
+ * test_common.c — the shared helpers that model/, unwind/ and writer/
+ * lean on: fnv_bytes() against FNV-1a's published vectors (the flame
+ * graph's colours depend on the exact value), and array_grow()'s doubling,
+ * its hard cap and a failure that changes nothing.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/array.h"
+#include "common/fnv.h"
+
+static void test_fnv_vectors(void **state)
+{
+	(void)state;
+	assert_true(fnv_bytes(FNV_OFFSET, "", 0) == 0xcbf29ce484222325ull);
+	assert_true(fnv_bytes(FNV_OFFSET, "a", 1) == 0xaf63dc4c8601ec8cull);
+	assert_true(fnv_bytes(FNV_OFFSET, "foobar", 6) == 0x85944171f73967e8ull);
+	/* In two pieces, the first result fed back in: the same value. */
+	assert_true(fnv_bytes(fnv_bytes(FNV_OFFSET, "foo", 3), "bar", 3) ==
+		    fnv_bytes(FNV_OFFSET, "foobar", 6));
+}
+
+static void test_array_doubles(void **state)
+{
+	size_t cap = 0, i, grows = 0, last = 0;
+	int *v = NULL, *t;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		t = array_grow(v, &cap, i + 1, sizeof(*v), 1u << 20);
+		assert_non_null(t);
+		v = t;
+		v[i] = (int)i;
+		if (cap != last) {
+			grows++;
+			last = cap;
+		}
+	}
+	assert_int_equal(cap, 1024); /* 16, 32, ... 1024 */
+	assert_int_equal(grows, 7);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(v[i], (int)i);
+	free(v);
+}
+
+static void test_array_cap(void **state)
+{
+	size_t cap = 0;
+	int *v = NULL, *t;
+
+	(void)state;
+	/* Doubling stops at max, not at the next power of two. */
+	v = array_grow(v, &cap, 20, sizeof(*v), 20);
+	assert_non_null(v);
+	assert_int_equal(cap, 20);
+	v[19] = 19;
+	/* Past max: NULL with EFBIG, the array and its capacity unchanged. */
+	errno = 0;
+	t = array_grow(v, &cap, 21, sizeof(*v), 20);
+	assert_null(t);
+	assert_int_equal(errno, EFBIG);
+	assert_int_equal(cap, 20);
+	assert_int_equal(v[19], 19);
+	/* Enough room already: the same array, nothing allocated. */
+	assert_ptr_equal(array_grow(v, &cap, 5, sizeof(*v), 20), v);
+	/* A size times max that would overflow is refused before multiplying. */
+	cap = 0;
+	assert_null(array_grow(NULL, &cap, 1, SIZE_MAX / 2, 4));
+	assert_int_equal(cap, 0);
+	free(v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fnv_vectors),
+		cmocka_unit_test(test_array_doubles),
+		cmocka_unit_test(test_array_cap),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
