@@ -1,8 +1,8 @@
 /*
  * session.c — the target's threads and the session's life: the start-up
- * permission check, re-reading /proc/PID/task, noticing exit and exec,
- * signals to cprof-attach, and threads whose stop came late. The sampling
- * itself (seize, stop, copy, detach) is in stopcopy.c.
+ * permission check, re-reading /proc/PID/task, noticing exit and exec, the
+ * watcher of stuck seizes (rescue.c). The sampling itself (seize, stop,
+ * copy, detach), late stops and the poll are in stopcopy.c.
  */
 #include <dirent.h>
 #include <errno.h>
