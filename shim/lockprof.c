@@ -130,25 +130,45 @@ void lockprof_leave(const void *lock, struct lockprof_wait *w, int counted)
 	errno = saved;
 }
 
-void lockprof_released(const void *lock)
+void lockprof_release_begin(const void *lock, struct lockprof_release *r)
 {
 	struct shim_thread *t = &shim_tls;
 	struct waiters_charge c;
 	uint64_t n = lockprof_mutex_fraction;
-	int32_t b;
-	int take, saved;
+	int saved;
 
+	r->on = 0;
 	if (t->busy || n == 0)
 		return; /* the next release takes the delay over */
 	saved = errno;
 	t->busy++;
-	take = contend_mutex_take(lockprof_rng(t), n) &&
-	       __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_READY;
-	if (waiters_release(lock, take, &c) && take) {
-		b = c.delay > 0 ? lockprof_record(SEG_KIND_MUTEX, 1, c.delay, (double)n,
-						  (double)c.delay * (double)n) : -1;
-		waiters_settle(lock, c.gen, b, (uint32_t)n);
+	r->record = contend_mutex_take(lockprof_rng(t), n) &&
+		    __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_READY;
+	if (waiters_release(lock, r->record, &c)) {
+		r->on = 1;
+		r->gen = c.gen;
+		r->delay = c.delay;
 	}
+	t->busy--;
+	errno = saved;
+}
+
+void lockprof_release_end(const void *lock, struct lockprof_release *r, int ok)
+{
+	struct shim_thread *t = &shim_tls;
+	uint64_t n = lockprof_mutex_fraction, carry;
+	int32_t b = -1;
+	int saved;
+
+	if (!r->on || !r->record)
+		return;
+	saved = errno;
+	t->busy++;
+	if (ok && r->delay > 0)
+		b = lockprof_record(SEG_KIND_MUTEX, 1, r->delay, (double)n, (double)r->delay * (double)n);
+	carry = waiters_settle(lock, r->gen, b, (uint32_t)n);
+	if (b >= 0 && carry > 0)
+		table_add_wait(b, 0, carry, 0.0, (double)carry * (double)n);
 	t->busy--;
 	errno = saved;
 }

@@ -7,7 +7,7 @@
  * SEG_KIND_BLOCK and SEG_KIND_MUTEX buckets of the segment.
  *
  * Invariants:
- *  - called only once a thread is about to wait, or after a release that
+ *  - called only once a thread is about to wait, or around a release that
  *    waiters_may_wait() flagged: never on an uncontended path;
  *  - every function returns at once when shim_tls.busy > 0 (the shim is
  *    at work on this thread: a signal handler, the unwinder's own lock)
@@ -47,11 +47,26 @@ void lockprof_enter(const void *lock, struct lockprof_wait *w) SHIM_HIDDEN;
  */
 void lockprof_leave(const void *lock, struct lockprof_wait *w, int counted) SHIM_HIDDEN;
 
+/* A release of a lock with waiters, between its two halves. */
+struct lockprof_release {
+	int on;     /* lockprof_release_begin charged it */
+	int record; /* and it is one of the 1 in N recorded */
+	uint32_t gen;
+	uint64_t delay;
+};
+
 /*
- * lock was released and waiters_may_wait(lock) said threads may wait:
- * charges its waiters' delay to this release, recorded 1 in
- * lockprof_mutex_fraction times.
+ * lock is about to be released and waiters_may_wait(lock) said threads
+ * may wait: charges its waiters' delay to this release, now, while the
+ * caller still holds it. Cheap (the side table's slot, a clock read).
  */
-void lockprof_released(const void *lock) SHIM_HIDDEN;
+void lockprof_release_begin(const void *lock, struct lockprof_release *r) SHIM_HIDDEN;
+
+/*
+ * After the real release (ok: it succeeded): records the release, 1 in
+ * lockprof_mutex_fraction times, at the caller's stack. The stack capture
+ * happens here, outside the caller's critical section.
+ */
+void lockprof_release_end(const void *lock, struct lockprof_release *r, int ok) SHIM_HIDDEN;
 
 #endif

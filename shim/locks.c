@@ -5,11 +5,13 @@
  * call, with no clock, no table and no write but the lock's own; only
  * when it fails does the out-of-line slow path read the clock, register
  * the waiter (shim/lockprof.h) and call the real blocking function. A
- * release calls the real unlock and then loads one word of the waiter
- * side table (shim/waiters.h): a lock nobody waits for costs that load
- * and a branch. Condition-variable waits always block, so they are
- * timed; they also release their mutex, which counts as a release for
- * the mutex profile. C++'s std::mutex, std::timed_mutex,
+ * release first loads one word of the waiter side table (shim/waiters.h):
+ * a lock nobody waits for costs that load, a branch and a tail call to
+ * the real unlock; one with waiters is charged before the real unlock,
+ * while the releaser still holds it (see waiters.h), and its stack is
+ * captured after. Condition-variable waits always block, so they are
+ * timed; they also release their mutex, which counts as a release for the
+ * mutex profile. C++'s std::mutex, std::timed_mutex,
  * std::condition_variable, std::shared_mutex and std::thread::join reach
  * these through libstdc++ and its inline headers (pthread_mutex_lock,
  * pthread_mutex_clocklock, pthread_cond_wait and _clockwait, the rwlock
@@ -27,12 +29,6 @@
 
 #define LOCKS_COLD __attribute__((noinline, cold))
 
-/* After a release of lock: one load and a branch unless threads wait for it. */
-static inline void locks_released(const void *lock, int rc)
-{
-	if (__builtin_expect(waiters_may_wait(lock), 0) && rc == 0)
-		lockprof_released(lock);
-}
 
 /* The kinds of blocking acquisition, for the slow paths. */
 enum { LOCKS_PLAIN, LOCKS_TIMED, LOCKS_CLOCK };
@@ -102,12 +98,23 @@ SHIM_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 	return locks_mutex_wait(m, LOCKS_CLOCK, clk, abs);
 }
 
+/* A release of a mutex that threads may wait for: charged first, recorded after. */
+static LOCKS_COLD int locks_mutex_release(pthread_mutex_t *m)
+{
+	struct lockprof_release r;
+	int rc;
+
+	lockprof_release_begin(m, &r);
+	rc = lock_next.mutex_unlock(m);
+	lockprof_release_end(m, &r, rc == 0);
+	return rc;
+}
+
 SHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	int rc = lock_next.mutex_unlock(m);
-
-	locks_released(m, rc);
-	return rc;
+	if (__builtin_expect(waiters_may_wait(m), 0))
+		return locks_mutex_release(m);
+	return lock_next.mutex_unlock(m);
 }
 
 /* rwlocks: the same with tryrdlock/trywrlock first. */
@@ -201,12 +208,22 @@ SHIM_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
 	return locks_rwlock_wait(l, 1, LOCKS_CLOCK, clk, abs);
 }
 
+static LOCKS_COLD int locks_rwlock_release(pthread_rwlock_t *l)
+{
+	struct lockprof_release r;
+	int rc;
+
+	lockprof_release_begin(l, &r);
+	rc = lock_next.rwlock_unlock(l);
+	lockprof_release_end(l, &r, rc == 0);
+	return rc;
+}
+
 SHIM_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-	int rc = lock_next.rwlock_unlock(l);
-
-	locks_released(l, rc);
-	return rc;
+	if (__builtin_expect(waiters_may_wait(l), 0))
+		return locks_rwlock_release(l);
+	return lock_next.rwlock_unlock(l);
 }
 
 /*
@@ -217,11 +234,15 @@ SHIM_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 static LOCKS_COLD int locks_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, int how,
 				      clockid_t clk, const struct timespec *abs)
 {
+	struct lockprof_release r;
 	struct lockprof_wait w;
 	int rc;
 
-	if (waiters_may_wait(m))
-		lockprof_released(m);
+	if (waiters_may_wait(m)) {
+		/* Recorded before the wait: a cancelled wait must not leave the slot pending. */
+		lockprof_release_begin(m, &r);
+		lockprof_release_end(m, &r, 1);
+	}
 	lockprof_enter(NULL, &w);
 	if (how == LOCKS_PLAIN)
 		rc = lock_next.cond_wait(c, m);

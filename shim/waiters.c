@@ -30,6 +30,8 @@ struct waiters_slot {
 	int32_t last;        /* the last release's bucket: -1 not recorded, WAITERS_PENDING */
 	uint32_t weight;     /* its weight */
 	uint32_t gen;        /* releases since claimed */
+	uint32_t carry_gen;  /* the pending release that carry belongs to, 0: none */
+	uint64_t carry;      /* remainders that left while that release was being recorded */
 } __attribute__((aligned(64)));
 
 uintptr_t waiters_keys[WAITERS_SLOTS];
@@ -105,6 +107,8 @@ int waiters_enter(const void *lock, uint64_t *t0)
 		s->last = -1;
 		s->weight = 0;
 		s->gen = 0;
+		s->carry_gen = 0;
+		s->carry = 0;
 		__atomic_store_n(&waiters_keys[i], (uintptr_t)lock, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&waiters_nowned, 1, __ATOMIC_RELAXED);
 	} else if (s->addr != (uintptr_t)lock) {
@@ -142,6 +146,8 @@ uint64_t waiters_leave(const void *lock, uint64_t t0, struct waiters_tail *tail)
 	if (s->last >= 0) {
 		tail->bucket = s->last;
 		tail->weight = s->weight;
+	} else if (s->last == WAITERS_PENDING && s->carry_gen == s->gen) {
+		s->carry += tail->ns; /* for waiters_settle to hand to the releaser */
 	}
 	if (s->nwait == 0 && s->last != WAITERS_PENDING)
 		waiters_free(s, i);
@@ -166,24 +172,38 @@ int waiters_release(const void *lock, int record, struct waiters_charge *c)
 	c->gen = ++s->gen;
 	s->sum = (uint64_t)s->nwait * now;
 	s->mark = now;
+	/* A carry of an earlier release still being recorded stays its own. */
+	if (s->last != WAITERS_PENDING || s->carry_gen == 0) {
+		s->carry_gen = record ? c->gen : 0;
+		s->carry = 0;
+	}
 	s->last = record ? WAITERS_PENDING : -1;
 	s->weight = 0;
 	waiters_give(s);
 	return 1;
 }
 
-void waiters_settle(const void *lock, uint32_t gen, int32_t bucket, uint32_t weight)
+uint64_t waiters_settle(const void *lock, uint32_t gen, int32_t bucket, uint32_t weight)
 {
 	uint32_t i = waiters_slot(lock);
 	struct waiters_slot *s = waiters_take(i);
+	uint64_t carry = 0;
 
-	if (s->addr == (uintptr_t)lock && s->gen == gen && s->last == WAITERS_PENDING) {
-		s->last = bucket >= 0 ? bucket : -1;
-		s->weight = weight;
-		if (s->nwait == 0)
-			waiters_free(s, i);
+	if (s->addr == (uintptr_t)lock) {
+		if (s->carry_gen == gen) {
+			carry = s->carry;
+			s->carry = 0;
+			s->carry_gen = 0;
+		}
+		if (s->gen == gen && s->last == WAITERS_PENDING) {
+			s->last = bucket >= 0 ? bucket : -1;
+			s->weight = weight;
+			if (s->nwait == 0)
+				waiters_free(s, i);
+		}
 	}
 	waiters_give(s);
+	return carry;
 }
 
 uint32_t waiters_owned(void)

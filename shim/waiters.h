@@ -11,10 +11,10 @@
  * waiters' start times, which glibc does not keep, and reading
  * __data.__lock (2 = "may have waiters") would work for normal mutexes
  * only (not for rwlocks, PI, robust or elided ones) and tie the shim to
- * glibc's private layout. The table costs the uncontended unlock a hash
- * and one load of a word that only contended waits write: 0.6 ns a
- * lock/unlock pair on top of the trylock-first wrapper (bench/lockbench
- * -u, see README), the same as a load of the lock word would.
+ * glibc's private layout. The table costs the uncontended unlock a hash,
+ * one load of a word that only contended waits write and a branch, after
+ * which the real unlock is a tail call: measured in bench/lockbench -u
+ * (README).
  *
  * How delay is apportioned: each release of a lock that has waiters is
  * charged the time its current waiters waited since the later of their
@@ -34,20 +34,24 @@
  *    slot belongs to another lock is not followed (the caller counts it);
  *  - a waiter enters (waiters_enter) before it calls the real blocking
  *    function and leaves (waiters_leave) after it returns; a releaser
- *    calls the real unlock first and tests waiters_may_wait(lock) after.
- *    On x86-64 glibc's lock, unlock and futex paths are locked
- *    instructions (full barriers), so a waiter that really blocked on a
- *    holder is seen by that holder's test: its key store precedes its
- *    failed lock attempt, which precedes the holder's unlock, which
- *    precedes the holder's load;
+ *    tests waiters_may_wait(lock) and, if so, calls waiters_release
+ *    *before* the real unlock, so that the charge is fixed while it still
+ *    holds the lock: charged after the unlock, a releaser preempted right
+ *    after waking a waiter (common when CPUs are few) was charged after
+ *    that waiter's own release, which then took the holder's share. A
+ *    waiter whose key store the releaser's test does not see yet is one
+ *    that started waiting within nanoseconds of the release: its (short)
+ *    wait is its remainder, charged to that release;
  *  - every time is read under the slot's lock, so the releaser's "now" is
  *    never earlier than a registered waiter's start: charges are >= 0,
  *    and the charges of all releases plus all remainders add up to the
  *    waits, exactly;
  *  - a slot's record of its last release (bucket and weight) is set by
  *    waiters_settle only if no later release came meanwhile; a remainder
- *    that meets a release still being recorded is dropped (it is wake-up
- *    time within the ~1 us the releaser's stack capture takes);
+ *    that meets a release still being recorded (its stack is captured
+ *    after the real unlock) is carried for that release's settle, unless
+ *    two releases of the lock are being recorded at once, when the later
+ *    one's are dropped;
  *  - fork: a slot and its leaf lock belong to an epoch, and a fork child
  *    starts a new one, so whatever the parent's threads held or
  *    registered is free in the child the first time it is touched (a key
@@ -71,7 +75,7 @@ static inline uint32_t waiters_slot(const void *lock)
 	return (uint32_t)((((uintptr_t)lock >> 3) * 0x9E3779B97F4A7C15ull) >> (64 - WAITERS_LOG2));
 }
 
-/* After a release: 1 when threads may be waiting for lock (one load and a compare). */
+/* Before a release: 1 when threads may be waiting for lock (one load and a compare). */
 static inline int waiters_may_wait(const void *lock)
 {
 	return __atomic_load_n(&waiters_keys[waiters_slot(lock)], __ATOMIC_RELAXED) ==
@@ -106,15 +110,19 @@ struct waiters_charge {
 };
 
 /*
- * lock was released (and waiters_may_wait said so): fills *c and returns
+ * lock is about to be released (and waiters_may_wait said so): fills *c and returns
  * 1 when threads were waiting, else 0. record: the caller will record
  * this release (it then must call waiters_settle); otherwise remainders
  * of its waiters are dropped, as the release itself is.
  */
 int waiters_release(const void *lock, int record, struct waiters_charge *c);
 
-/* The recorded release gen of lock went to bucket (or -1) with weight. */
-void waiters_settle(const void *lock, uint32_t gen, int32_t bucket, uint32_t weight);
+/*
+ * The recorded release gen of lock went to bucket (or -1) with weight.
+ * Returns the remainders of waiters that left while it was being
+ * recorded (ns), for the caller to add to that bucket.
+ */
+uint64_t waiters_settle(const void *lock, uint32_t gen, int32_t bucket, uint32_t weight);
 
 /* Slots owned now (tests). */
 uint32_t waiters_owned(void);
