@@ -4,9 +4,10 @@
  * (attach/segment.c), so that the shim's accuracy can be checked against
  * a target's own measurements without the attacher's block and mutex
  * writers. A bucket's site is its innermost frame in the main executable
- * (so a wait inside libstdc++'s condition_variable::wait is charged to
- * the program function that called it), named from the executable's
- * symbol table.
+ * that is not the C++ standard library's (so a wait inside libstdc++'s
+ * condition_variable::wait, or an instantiation of one of its templates
+ * in the program, is charged to the program function that called it),
+ * named from the executable's symbol table.
  *
  * Usage: waitsites PID
  * Prints
@@ -186,8 +187,12 @@ int main(int argc, char **argv)
 
 		if (b->kind != SEG_KIND_BLOCK && b->kind != SEG_KIND_MUTEX)
 			continue;
-		for (j = 0; j < b->nframes && !name; j++)
+		for (j = 0; j < b->nframes && !name; j++) {
 			name = b->frames[j] ? sym_at(b->frames[j] - 1 - bias) : NULL;
+			if (name && (!strncmp(name, "_ZNSt", 5) || !strncmp(name, "_ZSt", 4) ||
+				     !strncmp(name, "_ZNKSt", 6)))
+				name = NULL; /* std::, look further out */
+		}
 		if (!name)
 			name = "?";
 		segment_wait_values(b, NULL, &v);
