@@ -149,7 +149,7 @@ uint64_t waiters_leave(const void *lock, uint64_t t0, struct waiters_tail *tail)
 	} else if (s->last == WAITERS_PENDING && s->carry_gen == s->gen) {
 		s->carry += tail->ns; /* for waiters_settle to hand to the releaser */
 	}
-	if (s->nwait == 0 && s->last != WAITERS_PENDING)
+	if (s->nwait == 0 && s->last != WAITERS_PENDING && s->carry_gen == 0)
 		waiters_free(s, i);
 	waiters_give(s);
 	return now;
@@ -198,9 +198,10 @@ uint64_t waiters_settle(const void *lock, uint32_t gen, int32_t bucket, uint32_t
 		if (s->gen == gen && s->last == WAITERS_PENDING) {
 			s->last = bucket >= 0 ? bucket : -1;
 			s->weight = weight;
-			if (s->nwait == 0)
-				waiters_free(s, i);
 		}
+		/* Free once nobody waits and no release is still being recorded. */
+		if (s->nwait == 0 && s->last != WAITERS_PENDING && s->carry_gen == 0)
+			waiters_free(s, i);
 	}
 	waiters_give(s);
 	return carry;
