@@ -211,20 +211,25 @@ const char *segment_kind_name(uint32_t kind)
 	return kind <= SEG_KIND_MAX ? names[kind] : NULL;
 }
 
+static int same_stack(const struct seg_bucket *o, const struct seg_bucket *b)
+{
+	return o->hash == b->hash && o->kind == b->kind && o->flags == b->flags &&
+	       o->nframes == b->nframes && !memcmp(o->frames, b->frames, b->nframes * 8);
+}
+
 const struct seg_bucket *segment_base_of(const struct seg_copy *base, size_t i,
 					 const struct seg_bucket *b)
 {
-	size_t top, j;
+	size_t d;
 
-	if (base == NULL || base->n == 0)
+	if (base == NULL)
 		return NULL;
-	top = i < base->n ? i + 1 : base->n;
-	for (j = top; j-- > 0 && j + 64 >= i;) {
-		const struct seg_bucket *o = &base->b[j];
-
-		if (o->hash == b->hash && o->kind == b->kind && o->flags == b->flags &&
-		    o->nframes == b->nframes && !memcmp(o->frames, b->frames, b->nframes * 8))
-			return o;
+	/* Nearest first: torn buckets left out of either copy shift the rest by a few. */
+	for (d = 0; d <= 64; d++) {
+		if (i >= d && i - d < base->n && same_stack(&base->b[i - d], b))
+			return &base->b[i - d];
+		if (d > 0 && i + d < base->n && same_stack(&base->b[i + d], b))
+			return &base->b[i + d];
 	}
 	return NULL;
 }

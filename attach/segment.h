@@ -57,7 +57,8 @@ const char *segment_kind_name(uint32_t kind);
 /*
  * The bucket of base that holds the same stack as b (now's bucket i), or
  * NULL: buckets are append-only, so it is at index i unless torn buckets
- * were left out of one copy; looked for there and a little below.
+ * were left out of either copy; looked for there, then up to 64 below and
+ * above, nearest first.
  */
 const struct seg_bucket *segment_base_of(const struct seg_copy *base, size_t i,
 					 const struct seg_bucket *b);
