@@ -17,8 +17,10 @@
  * between, and prints "NS_PER_PAIR". A thread is created and joined first:
  * in a process that never had a second thread glibc's pthread_mutex_lock
  * skips its atomic instruction (__libc_single_threaded) and its trylock
- * does not, which would measure a case where locks do not matter.
- * Usage: lockbench [threads [iterations [work]]] | lockbench -u [pairs]
+ * does not, which would measure a case where locks do not matter. -t
+ * does the same with pthread_mutex_trylock, which the shim does not
+ * interpose: glibc's own cost of the try-function the shim's lock calls.
+ * Usage: lockbench [threads [iterations [work]]] | lockbench -u|-t [pairs]
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -98,8 +100,11 @@ static void *bench_nothing(void *p)
 	return p;
 }
 
-/* -u: the uncontended lock/unlock pair alone, in a process that has had a second thread. */
-static int bench_uncontended(long pairs)
+/*
+ * -u: the uncontended lock/unlock pair alone, in a process that has had a
+ * second thread; -t (try): with pthread_mutex_trylock instead.
+ */
+static int bench_uncontended(long pairs, int try)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	pthread_t t;
@@ -113,10 +118,18 @@ static int bench_uncontended(long pairs)
 		pthread_mutex_unlock(&m);
 	}
 	t0 = bench_now();
-	for (i = 0; i < pairs; i++) {
-		pthread_mutex_lock(&m);
-		__asm__ volatile("" ::: "memory");
-		pthread_mutex_unlock(&m);
+	if (try) {
+		for (i = 0; i < pairs; i++) {
+			pthread_mutex_trylock(&m);
+			__asm__ volatile("" ::: "memory");
+			pthread_mutex_unlock(&m);
+		}
+	} else {
+		for (i = 0; i < pairs; i++) {
+			pthread_mutex_lock(&m);
+			__asm__ volatile("" ::: "memory");
+			pthread_mutex_unlock(&m);
+		}
 	}
 	t1 = bench_now();
 	printf("%.3f\n", (t1 - t0) * 1e9 / (double)pairs);
@@ -132,8 +145,9 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	uint64_t sum = 0;
 
-	if (argc > 1 && strcmp(argv[1], "-u") == 0)
-		return bench_uncontended(bench_arg_long(argc, argv, 2, 20000000, 1L << 40));
+	if (argc > 1 && (strcmp(argv[1], "-u") == 0 || strcmp(argv[1], "-t") == 0))
+		return bench_uncontended(bench_arg_long(argc, argv, 2, 20000000, 1L << 40),
+					 argv[1][1] == 't');
 	threads = bench_arg_long(argc, argv, 1, 4, BENCH_MAX_THREADS);
 	iters = bench_arg_long(argc, argv, 2, 2000000, 1L << 40);
 	work = bench_arg_long(argc, argv, 3, 32, 1L << 20);
