@@ -29,7 +29,6 @@
 
 #define LOCKS_COLD __attribute__((noinline, cold))
 
-
 /* The kinds of blocking acquisition, for the slow paths. */
 enum { LOCKS_PLAIN, LOCKS_TIMED, LOCKS_CLOCK };
 
