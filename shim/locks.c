@@ -15,7 +15,11 @@
  * std::condition_variable, std::shared_mutex and std::thread::join reach
  * these through libstdc++ and its inline headers (pthread_mutex_lock,
  * pthread_mutex_clocklock, pthread_cond_wait and _clockwait, the rwlock
- * functions, pthread_join). Measured: bench/lockbench -u (README).
+ * functions, pthread_join). Measured (bench/locks): an uncontended
+ * lock/unlock pair costs what glibc's own trylock/unlock pair costs (25.4
+ * against 26.1 ns; 23.8 ns with glibc's lock, which has none of the saved
+ * registers and jump table of its trylock), and a lock-heavy benchmark ran
+ * +0.9% and +5.4% in CPU time at the defaults (README).
  */
 #include <errno.h>
 #include <pthread.h>
