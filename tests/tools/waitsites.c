@@ -207,9 +207,15 @@ int main(int argc, char **argv)
 		sites[k].contentions += v.contentions;
 		sites[k].delay += v.delay_ns;
 	}
-	for (k = 0; k < nsites; k++)
+	for (k = 0; k < nsites; k++) {
 		printf("%s %s %llu %.0f %.0f\n", segment_kind_name(sites[k].kind), sites[k].name,
 		       (unsigned long long)sites[k].events, sites[k].contentions, sites[k].delay);
+		free(sites[k].name);
+	}
+	free(sites);
+	for (k = 0; k < nsyms; k++)
+		free(syms[k].name);
+	free(syms);
 	segment_release(&c);
 	return 0;
 }
