@@ -98,7 +98,8 @@ void locknext_resolve_all(void)
 {
 	static int done;
 
-	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+	/* A load first: no write to a shared line at every later pthread_create. */
+	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE) || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
 		return;
 	LOCKNEXT_LIST(LOCKNEXT_RESOLVE)
 }
