@@ -56,6 +56,9 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%)
 TARGET_SRC := $(wildcard tests/targets/*.c)
 TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=$(B)/tests/targets/%)
+# C++ targets (tests/targets/*.cc), built like the C ones.
+TARGET_CXX_SRC := $(wildcard tests/targets/*.cc)
+TARGET_BIN += $(TARGET_CXX_SRC:tests/targets/%.cc=$(B)/tests/targets/%)
 # Frame-pointer builds of targets (-fno-omit-frame-pointer, the default of
 # Fedora and Ubuntu packages): every function's CFA is rbp-based.
 FP_TARGETS := parking
@@ -89,6 +92,8 @@ TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 # Test targets are built the way production code usually is: optimised and
 # without frame pointers, so that only DWARF CFI can unwind them.
 TARGET_CFLAGS := -O2 -fomit-frame-pointer -fno-inline-functions-called-once -pthread $(WARN)
+TARGET_CXXFLAGS := -std=c++17 -O2 -fomit-frame-pointer -fno-inline-functions-called-once -pthread \
+	-Wall -Wextra -Wshadow -Wformat=2
 
 .PHONY: all tests check check-unit check-e2e stress fuzz demo deps install clean
 all: $(PROG) $(SHIM)
@@ -181,6 +186,10 @@ $(B)/tests/targets/libheapplugin.so: tests/targets/heapplugin.c
 $(B)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -lm
+
+$(B)/tests/targets/%: tests/targets/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(TARGET_CXXFLAGS) -o $@ $<
 
 tests: $(PROG) $(SHIM) $(UNIT_BIN) $(TARGET_BIN) $(TOOL_BIN) $(BENCH_BIN)
 

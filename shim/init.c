@@ -9,7 +9,10 @@
  * cprof-attach can say so. The fork handlers give a child a segment of its
  * own that starts as a copy of its parent's live samples. Any failure
  * turns the shim into a pass-through: the program is never affected.
- * Cost: in the constructor two getenv calls and pthread_atfork (bench/startup
+ * An activation from a lock function (shim_activate_quiet) makes all but
+ * the unwinder's choice, which needs dlsym, and leaves that to the next
+ * sampled allocation. Cost: in the constructor four getenv calls and
+ * pthread_atfork (bench/startup
  * measures the whole start); at activation memfd_create, a few mmaps and
  * the first unwind; per fork, in the child, a new memfd and a copy of the
  * used buckets.
@@ -24,12 +27,15 @@
 #include <unistd.h>
 
 #include "shim/blocks.h"
+#include "shim/contend.h"
+#include "shim/lockprof.h"
 #include "shim/next.h"
 #include "shim/pool.h"
 #include "shim/segment.h"
 #include "shim/shim.h"
 #include "shim/stack.h"
 #include "shim/table.h"
+#include "shim/waiters.h"
 
 /*
  * The block table starts at 2^12 slots (96 KiB, populated) and may double
@@ -125,8 +131,10 @@ static void shim_fork_child(void)
 		__atomic_store_n(&shim_active, 3, __ATOMIC_RELEASE);
 		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
 	}
+	waiters_fork_child(); /* the parent's waiters are not in the child */
 	shim_tls.seeded = 0;
 	shim_tls.left = 0;
+	shim_tls.wseeded = 0;
 	shim_tls.busy--;
 }
 
@@ -163,15 +171,30 @@ static int shim_pool_allowed(void)
 	return c != '2';
 }
 
-/* Creates what sampling needs. 1 when active; 0 when not (yet, or ever). */
-int shim_activate(void)
+/* 1 while the fallback unwinder is still to be chosen (activated from a lock function). */
+static int shim_unwinder_pending;
+
+/*
+ * Creates what sampling needs. 1 when active; 0 when not (yet, or ever).
+ * lookup: may call dlsym (the loader's lock); without it the unwinder's
+ * choice is left to the next call with it.
+ */
+static int shim_activate_mode(int lookup)
 {
 	uintptr_t lo, hi;
 	int expected = 0;
 
 	if (!__atomic_compare_exchange_n(&shim_active, &expected, 1, 0, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
+					 __ATOMIC_ACQUIRE)) {
+		if (expected == 2 && lookup &&
+		    __builtin_expect(__atomic_load_n(&shim_unwinder_pending, __ATOMIC_RELAXED), 0) &&
+		    __atomic_exchange_n(&shim_unwinder_pending, 0, __ATOMIC_ACQ_REL)) {
+			shim_tls.busy++;
+			stack_pick_unwinder();
+			shim_tls.busy--;
+		}
 		return expected == 2;
+	}
 	shim_tls.busy++;
 	if (!next_resolve())
 		goto err;
@@ -194,7 +217,11 @@ int shim_activate(void)
 		goto err;
 	if (blocks_init(SHIM_BLOCKS_MIN_LOG2, SHIM_BLOCKS_MAX_LOG2) != 0)
 		goto err;
-	stack_init(lo, hi);
+	if (lookup)
+		stack_pick_unwinder();
+	else
+		__atomic_store_n(&shim_unwinder_pending, 1, __ATOMIC_RELEASE);
+	stack_init_range(lo, hi);
 	shim_warm_up();
 	__atomic_store_n(&shim_active, 2, __ATOMIC_RELEASE);
 	shim_tls.busy--;
@@ -211,11 +238,31 @@ err:
 	return 0;
 }
 
+int shim_activate(void)
+{
+	return shim_activate_mode(1);
+}
+
+int shim_activate_quiet(void)
+{
+	int a = __atomic_load_n(&shim_active, __ATOMIC_ACQUIRE);
+
+	if (a == 2)
+		return 1;
+	/* Resolving the allocator calls dlsym: leave the activation to an allocation. */
+	if (a != 0 || !next_resolved())
+		return 0;
+	return shim_activate_mode(0);
+}
+
+/* A setting's parser: sample_parse_size or contend_parse_ns. */
+typedef int shim_parse_fn(const char *, uint64_t, uint64_t *);
+
 /*
- * Reads variable name as a size (sample.h); a rejected value leaves dflt
- * in force and is noted for the segment (and for stderr under CPROF_DEBUG).
+ * Reads variable name with parse; a rejected value leaves dflt in force
+ * and is noted for the segment (and for stderr under CPROF_DEBUG).
  */
-static uint64_t shim_setting(const char *name, uint64_t dflt, uint64_t max)
+static uint64_t shim_setting(const char *name, uint64_t dflt, uint64_t max, shim_parse_fn *parse)
 {
 	const char *v = getenv(name), *dbg;
 	struct seg_setting *s;
@@ -224,7 +271,7 @@ static uint64_t shim_setting(const char *name, uint64_t dflt, uint64_t max)
 
 	if (v == NULL || *v == '\0')
 		return dflt; /* unset, or set to nothing: the default, no complaint */
-	rc = sample_parse_size(v, max, &out);
+	rc = parse(v, max, &out);
 	if (rc == SAMPLE_PARSE_OK)
 		return out;
 	if (shim_info.nsettings < SEG_MAX_SETTINGS) {
@@ -263,16 +310,25 @@ void shim_init(void)
 			       SAMPLE_PARSE_NEGATIVE == SEG_SETTING_NEGATIVE &&
 			       SAMPLE_PARSE_TOO_LARGE == SEG_SETTING_TOO_LARGE,
 		       "sample.h and segment.h agree");
-	shim_rate = shim_setting("CPROF_SAMPLE_RATE", SAMPLE_DEFAULT_RATE, (uint64_t)1 << 40);
-	shim_buckets = shim_setting("CPROF_MAX_BUCKETS", SEG_DEFAULT_BUCKETS, SEG_MAX_BUCKETS);
+	shim_rate = shim_setting("CPROF_SAMPLE_RATE", SAMPLE_DEFAULT_RATE, (uint64_t)1 << 40,
+				 sample_parse_size);
+	shim_buckets = shim_setting("CPROF_MAX_BUCKETS", SEG_DEFAULT_BUCKETS, SEG_MAX_BUCKETS,
+				    sample_parse_size);
 	if (shim_buckets == 0)
 		shim_buckets = SEG_DEFAULT_BUCKETS;
+	/* At most an hour, and 1 in 2^30: beyond, nothing would ever be recorded. */
+	shim_info.block_rate = shim_setting("CPROF_BLOCK_RATE", SEG_DEFAULT_BLOCK_RATE,
+					    3600000000000ull, contend_parse_ns);
+	shim_info.mutex_fraction = shim_setting("CPROF_MUTEX_FRACTION", SEG_DEFAULT_MUTEX_FRACTION,
+						(uint64_t)1 << 30, sample_parse_size);
 	/* Registered now: pthread_atfork locks what fork holds, so never from inside malloc. */
 	if (pthread_atfork(shim_fork_prepare, shim_fork_parent, shim_fork_child) != 0) {
 		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
 		shim_tls.busy--;
 		return;
 	}
+	lockprof_block_rate = shim_info.block_rate;
+	lockprof_mutex_fraction = shim_info.mutex_fraction;
 	__atomic_store_n(&shim_state, SHIM_READY, __ATOMIC_RELEASE);
 	shim_tls.busy--;
 	/*

@@ -340,6 +340,11 @@ int next_resolve(void)
 	return 1;
 }
 
+int next_resolved(void)
+{
+	return __atomic_load_n(&next_state, __ATOMIC_ACQUIRE) == 2;
+}
+
 void next_wait(void)
 {
 	unsigned i;

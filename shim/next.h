@@ -59,6 +59,9 @@ enum {
  */
 int next_resolve(void) SHIM_HIDDEN;
 
+/* 1 when the slots are final (no lookup left to make), without resolving. */
+int next_resolved(void) SHIM_HIDDEN;
+
 /*
  * Waits (yielding, bounded) while another thread resolves: before fork,
  * so that no child inherits a resolution that never ends.

@@ -35,20 +35,30 @@
  *  - hash covers kind and frames, not flags: readers compare the frames
  *    themselves;
  *  - frames are return addresses, the innermost first: frames[0] is in
- *    the function that called malloc (or pthread_create);
+ *    the function that called malloc (or pthread_create; for a BLOCK
+ *    bucket the function that waited, for a MUTEX bucket the function
+ *    that released the contended lock);
+ *  - the counters of an ALLOC or THREAD bucket are the heap's (alloc_*,
+ *    free_*); those of a BLOCK or MUTEX bucket are wait's, in the same
+ *    bytes (the union below): raw sampled events and their measured ns,
+ *    and the unbiased estimates of contentions and delay; reserved words
+ *    stay 0, the estimates are finite and never negative. A fork child's
+ *    BLOCK and MUTEX buckets start empty, like THREAD buckets;
  *  - everything here is untrusted input for cprof-attach: it validates
  *    every size, offset and count before use.
  */
 #include <stdint.h>
 
 #define SEG_MAGIC "CPROFSG1"       /* 8 bytes, no NUL */
-#define SEG_VERSION 2u
+#define SEG_VERSION 3u         /* 3: BLOCK and MUTEX buckets, block_rate, mutex_fraction */
 #define SEG_NAME "cprof-segment"
 #define SEG_MAX_FRAMES 64
 #define SEG_DEFAULT_BUCKETS 32768  /* CPROF_MAX_BUCKETS overrides */
 #define SEG_MAX_BUCKETS (1u << 20)
 
 #define SEG_DEFAULT_RATE 524288    /* CPROF_SAMPLE_RATE's default */
+#define SEG_DEFAULT_BLOCK_RATE 100000 /* CPROF_BLOCK_RATE's default, ns */
+#define SEG_DEFAULT_MUTEX_FRACTION 10 /* CPROF_MUTEX_FRACTION's default */
 #define SEG_MAX_SETTINGS 4
 
 /* seg_setting.problem */
@@ -66,6 +76,9 @@
 /* seg_bucket.kind */
 #define SEG_KIND_ALLOC 1u   /* sampled allocations from this stack */
 #define SEG_KIND_THREAD 2u  /* threads created from this stack (every one, not sampled) */
+#define SEG_KIND_BLOCK 3u   /* sampled waits of this stack: contended locks, condition variables, semaphores, joins */
+#define SEG_KIND_MUTEX 4u   /* sampled releases of contended locks by this stack, with the delay its waiters accumulated */
+#define SEG_KIND_MAX 4u
 
 /* seg_bucket.flags */
 #define SEG_BUCKET_TRUNCATED 1u /* deeper than SEG_MAX_FRAMES: the outermost frames were dropped */
@@ -106,7 +119,10 @@ struct seg_header {
 	struct seg_setting settings[SEG_MAX_SETTINGS];
 	char allocator[64];           /* the real allocator's object, e.g. "libjemalloc.so.2" */
 	char note[160];               /* SEG_STATE_OFF: why, one line */
-	uint64_t reserved[8];
+	uint64_t block_rate;          /* CPROF_BLOCK_RATE, ns (Go's SetBlockProfileRate); 0: no BLOCK buckets */
+	uint64_t mutex_fraction;      /* CPROF_MUTEX_FRACTION: 1 in N contended releases; 0: no MUTEX buckets */
+	uint64_t waits_untracked;     /* contended waits the mutex profile could not follow (atomic) */
+	uint64_t reserved[5];
 };
 
 struct seg_bucket {
@@ -116,16 +132,35 @@ struct seg_bucket {
 	uint32_t nframes;             /* <= max_frames */
 	uint32_t reserved;
 	uint64_t hash;                /* of kind and frames */
-	/* Raw sample counts, as Go's runtime.MemProfileRecord keeps them. */
-	uint64_t alloc_samples, alloc_sampled_bytes;
-	uint64_t free_samples, free_sampled_bytes;
-	/*
-	 * Unbiased estimates: each sampled allocation of size s adds
-	 * w = 1 / P(sampled) = 1 / (1 - exp(-s / rate)) objects and s * w
-	 * bytes (w = 1 when rate is 1).
-	 */
-	double alloc_objects, alloc_bytes;
-	double free_objects, free_bytes;
+	union {
+		struct { /* SEG_KIND_ALLOC, SEG_KIND_THREAD */
+			/* Raw sample counts, as Go's runtime.MemProfileRecord keeps them. */
+			uint64_t alloc_samples, alloc_sampled_bytes;
+			uint64_t free_samples, free_sampled_bytes;
+			/*
+			 * Unbiased estimates: each sampled allocation of size s adds
+			 * w = 1 / P(sampled) = 1 / (1 - exp(-s / rate)) objects and s * w
+			 * bytes (w = 1 when rate is 1).
+			 */
+			double alloc_objects, alloc_bytes;
+			double free_objects, free_bytes;
+		};
+		struct seg_wait { /* SEG_KIND_BLOCK, SEG_KIND_MUTEX */
+			uint64_t events;      /* sampled events recorded */
+			uint64_t event_ns;    /* their measured delay, unscaled */
+			uint64_t reserved[2];
+			/*
+			 * Unbiased estimates. BLOCK: a wait of d ns at rate r adds
+			 * w = 1 (d >= r) or r / d (sampled with probability d / r)
+			 * contentions and d * w ns. MUTEX: a sampled release (1 in
+			 * N) adds N contentions and N times the delay its waiters
+			 * accumulated since the previous release (see shim/waiters.h).
+			 */
+			double contentions;
+			double delay_ns;
+			double reserved_d[2];
+		} wait;
+	};
 	uint64_t seq_end;             /* == seq when the counters are whole */
 	uint64_t frames[SEG_MAX_FRAMES];
 };

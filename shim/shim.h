@@ -10,9 +10,10 @@
  *    access, no __tls_get_addr, never allocates); a new thread's copy is
  *    all zero, so its first allocation takes the slow path, which seeds it;
  *  - shim_tls.busy > 0 while the shim itself works (unwinding, table
- *    updates, dlsym, fork handlers): an allocation then goes straight to
- *    the real allocator unsampled and a free skips the block table, so
- *    nothing re-enters the shim;
+ *    updates, dlsym, fork handlers, the lock side table): an allocation
+ *    then goes straight to the real allocator unsampled, a free skips the
+ *    block table, and a lock function goes straight to the real one
+ *    unrecorded, so nothing re-enters the shim;
  *  - shim_state goes INIT -> STARTING -> READY or OFF once (in the
  *    constructor), and READY -> OFF only when activation fails (or finds
  *    an unsupported allocator) or in a fork child whose new segment
@@ -43,6 +44,8 @@ struct shim_thread {
 	struct sample_rng rng;  /* this thread's PRNG */
 	uint32_t busy;          /* recursion guard: > 0 while the shim works */
 	uint32_t seeded;        /* rng seeded and left drawn */
+	struct sample_rng wrng; /* the block and mutex profiles' PRNG (shim/lockprof.c) */
+	uint32_t wseeded;       /* wrng seeded */
 };
 
 extern __thread struct shim_thread shim_tls
@@ -58,6 +61,15 @@ void *shim_own_malloc(size_t n) SHIM_HIDDEN;
 
 /* Runs the constructor's work now if it has not run yet (idempotent). */
 void shim_init(void) SHIM_HIDDEN;
+
+/*
+ * shim_activate for the lock functions: never takes the dynamic loader's
+ * lock (no dlsym), since the caller may hold a lock that a thread inside
+ * dlopen waits for. If activation happens here, the choice of the
+ * fallback unwinder (stack_pick_unwinder) is left to the next sampled
+ * allocation. 0 also when the allocator is not resolved yet.
+ */
+int shim_activate_quiet(void) SHIM_HIDDEN;
 
 /*
  * Creates the segment, tables and pool on first use (once; syscalls only,

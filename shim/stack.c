@@ -30,7 +30,7 @@ static uintptr_t stack_skip_lo, stack_skip_hi;
 _Unwind_Reason_Code stack_step(struct _Unwind_Context *ctx, void *arg)
 {
 	struct stack_walk *w = arg;
-	uintptr_t ip = stack_getip_fn(ctx);
+	uintptr_t ip = w->u->getip(ctx);
 
 	if (ip == 0)
 		return _URC_END_OF_STACK;
@@ -516,23 +516,36 @@ int stack_object_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
 	return 0;
 }
 
-_Unwind_Reason_Code (*stack_backtrace_fn)(_Unwind_Trace_Fn, void *) = _Unwind_Backtrace;
-_Unwind_Ptr (*stack_getip_fn)(struct _Unwind_Context *) = _Unwind_GetIP;
+static const struct stack_unwinder stack_private = { _Unwind_Backtrace, _Unwind_GetIP };
+static struct stack_unwinder stack_process;
+const struct stack_unwinder *stack_unwinder = &stack_private;
 
-void stack_init(uintptr_t lo, uintptr_t hi)
+void stack_pick_unwinder(void)
 {
-	uint64_t frames[SEG_MAX_FRAMES];
-	uint32_t flags;
 	void *bt = dlsym(RTLD_DEFAULT, "_Unwind_Backtrace"), *ip = dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
 
 	/* The process's own libgcc_s when it has one: it knows the frames JITs register with it. */
-	if (bt != NULL && ip != NULL) {
-		stack_backtrace_fn = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))bt;
-		stack_getip_fn = (_Unwind_Ptr (*)(struct _Unwind_Context *))ip;
+	if (bt != NULL && ip != NULL && stack_unwinder == &stack_private) {
+		stack_process.backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))bt;
+		stack_process.getip = (_Unwind_Ptr (*)(struct _Unwind_Context *))ip;
+		__atomic_store_n(&stack_unwinder, &stack_process, __ATOMIC_RELEASE);
 	}
+}
+
+void stack_init_range(uintptr_t lo, uintptr_t hi)
+{
+	uint64_t frames[SEG_MAX_FRAMES];
+	uint32_t flags;
+
 	stack_skip_lo = lo;
 	stack_skip_hi = hi;
 	/* Written now so that no later write to it faults (see blocks.c). */
 	memset(stack_cache, 0, sizeof(stack_cache));
 	(void)stack_capture(frames, SEG_MAX_FRAMES, &flags);
+}
+
+void stack_init(uintptr_t lo, uintptr_t hi)
+{
+	stack_pick_unwinder();
+	stack_init_range(lo, hi);
 }

@@ -26,11 +26,25 @@
 
 #include "shim/segment.h"
 
+/*
+ * The libgcc unwinder of the fallback, a matching pair: the process's
+ * libgcc_s.so once stack_pick_unwinder found one loaded (it knows the
+ * frames JITs register with __register_frame_info), else the copy linked
+ * privately into the shim. Swapped as one pointer, so that a capture never
+ * mixes one library's context with the other's accessor.
+ */
+struct stack_unwinder {
+	_Unwind_Reason_Code (*backtrace)(_Unwind_Trace_Fn, void *);
+	_Unwind_Ptr (*getip)(struct _Unwind_Context *);
+};
+extern const struct stack_unwinder *stack_unwinder __attribute__((visibility("hidden")));
+
 /* The state of one capture (used by the inline stack_capture below). */
 struct stack_walk {
 	uint64_t *frames;
 	uint32_t n, max, flags;
 	int started; /* 1 once a frame outside the skip range was seen */
+	const struct stack_unwinder *u;
 };
 
 /*
@@ -39,17 +53,6 @@ struct stack_walk {
  * stack_capture falls back to libgcc. Never locks or allocates.
  */
 uint32_t stack_capture_fast(uint64_t *frames, uint32_t max, uint32_t *flags)
-	__attribute__((visibility("hidden")));
-
-/*
- * The libgcc unwinder of the fallback: the process's libgcc_s.so if it had
- * one loaded when stack_init ran (it knows the frames JITs register with
- * __register_frame_info), else the copy linked privately into the shim.
- * Both pointers come from the same library.
- */
-extern _Unwind_Reason_Code (*stack_backtrace_fn)(_Unwind_Trace_Fn, void *)
-	__attribute__((visibility("hidden")));
-extern _Unwind_Ptr (*stack_getip_fn)(struct _Unwind_Context *)
 	__attribute__((visibility("hidden")));
 
 /* The per-frame callback of the libgcc fallback (stack.c). */
@@ -64,6 +67,14 @@ _Unwind_Reason_Code stack_step(struct _Unwind_Context *ctx, void *arg)
  * for the first time.
  */
 void stack_init(uintptr_t lo, uintptr_t hi);
+
+/*
+ * stack_init's two halves: the skip range and the warm-up capture (no
+ * lock: callable while the caller holds any lock), and the choice of the
+ * fallback unwinder (two dlsym calls: the loader's lock).
+ */
+void stack_init_range(uintptr_t lo, uintptr_t hi);
+void stack_pick_unwinder(void);
 
 /*
  * The address range of the object that contains addr (e.g. the shim's own
@@ -81,13 +92,14 @@ int stack_object_range(const void *addr, uintptr_t *lo, uintptr_t *hi);
 static inline __attribute__((always_inline)) uint32_t stack_capture(uint64_t *frames, uint32_t max,
 								    uint32_t *flags)
 {
-	struct stack_walk w = { frames, 0, max > SEG_MAX_FRAMES ? SEG_MAX_FRAMES : max, 0, 0 };
+	struct stack_walk w = { frames, 0, max > SEG_MAX_FRAMES ? SEG_MAX_FRAMES : max, 0, 0,
+				__atomic_load_n(&stack_unwinder, __ATOMIC_ACQUIRE) };
 	uint32_t n = stack_capture_fast(frames, max, flags);
 
 	if (n != UINT32_MAX)
 		return n;
 	/* A failed step (code without unwind info) keeps the frames found so far. */
-	(void)stack_backtrace_fn(stack_step, &w);
+	(void)w.u->backtrace(stack_step, &w);
 	*flags = w.flags;
 	return w.n;
 }

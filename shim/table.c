@@ -90,6 +90,8 @@ static struct seg_header *table_new_segment(uint64_t rate, uint32_t cap, size_t 
 	memcpy(h->settings, table_info.settings, sizeof(h->settings));
 	memcpy(h->allocator, table_info.allocator, sizeof(h->allocator));
 	memcpy(h->note, table_info.note, sizeof(h->note));
+	h->block_rate = table_info.block_rate;
+	h->mutex_fraction = table_info.mutex_fraction;
 	*bytes = seg_bytes;
 	return h;
 }
@@ -377,8 +379,10 @@ out:
  * seq_end first. Then any counter store a reader saw implies it sees
  * seq_end odd or newer (x86-64 keeps stores, and loads, in program order;
  * the fences stop the compiler reordering), and the reader's rule holds.
+ * table_open takes the lock (the bucket to change, or NULL), table_close
+ * gives it back.
  */
-void table_add(int32_t b, int is_free, uint64_t size, double w)
+static struct seg_bucket *table_open(int32_t b, uint64_t *seq)
 {
 	struct seg_header *hd = __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
 	struct seg_bucket *k;
@@ -386,7 +390,7 @@ void table_add(int32_t b, int is_free, uint64_t size, double w)
 	unsigned spins = 0;
 
 	if (hd == NULL || b < 0 || (uint64_t)b >= __atomic_load_n(&hd->bucket_count, __ATOMIC_ACQUIRE))
-		return;
+		return NULL;
 	if (__builtin_expect(__atomic_load_n(&table_wait_gen, __ATOMIC_RELAXED) != 0, 0))
 		table_wait_child(hd);
 	k = &table_buckets[b];
@@ -402,6 +406,24 @@ void table_add(int32_t b, int is_free, uint64_t size, double w)
 	}
 	__atomic_store_n(&k->seq_end, s + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*seq = s;
+	return k;
+}
+
+/* Ends table_open's change: the counters are whole again. */
+static void table_close(struct seg_bucket *k, uint64_t s)
+{
+	__atomic_store_n(&k->seq_end, s + 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&k->seq, s + 2, __ATOMIC_RELEASE);
+}
+
+void table_add(int32_t b, int is_free, uint64_t size, double w)
+{
+	struct seg_bucket *k;
+	uint64_t s;
+
+	if ((k = table_open(b, &s)) == NULL)
+		return;
 	if (is_free) {
 		k->free_samples += 1;
 		k->free_sampled_bytes += size;
@@ -413,8 +435,29 @@ void table_add(int32_t b, int is_free, uint64_t size, double w)
 		k->alloc_objects += w;
 		k->alloc_bytes += (double)size * w;
 	}
-	__atomic_store_n(&k->seq_end, s + 2, __ATOMIC_RELEASE);
-	__atomic_store_n(&k->seq, s + 2, __ATOMIC_RELEASE);
+	table_close(k, s);
+}
+
+void table_add_wait(int32_t b, uint64_t events, uint64_t ns, double contentions, double delay)
+{
+	struct seg_bucket *k;
+	uint64_t s;
+
+	if ((k = table_open(b, &s)) == NULL)
+		return;
+	k->wait.events += events;
+	k->wait.event_ns += ns;
+	k->wait.contentions += contentions;
+	k->wait.delay_ns += delay;
+	table_close(k, s);
+}
+
+void table_count_untracked(void)
+{
+	struct seg_header *hd = __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
+
+	if (hd != NULL)
+		__atomic_fetch_add(&hd->waits_untracked, 1, __ATOMIC_RELAXED);
 }
 
 void table_count_dropped(void)
@@ -441,6 +484,8 @@ void table_set_info(const struct seg_header *info)
 	memcpy(table_info.settings, info->settings, sizeof(table_info.settings));
 	memcpy(table_info.allocator, info->allocator, sizeof(table_info.allocator));
 	memcpy(table_info.note, info->note, sizeof(table_info.note));
+	table_info.block_rate = info->block_rate;
+	table_info.mutex_fraction = info->mutex_fraction;
 	table_info.allocator[sizeof(table_info.allocator) - 1] = 0;
 	table_info.note[sizeof(table_info.note) - 1] = 0;
 }

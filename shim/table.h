@@ -49,7 +49,8 @@ int table_restart(void);
 
 /*
  * What every segment this process makes carries besides its buckets:
- * info's flags, state, nsettings, settings, allocator and note. Call
+ * info's flags, state, nsettings, settings, allocator, note, block_rate
+ * and mutex_fraction. Call
  * before table_init; fork children keep it.
  */
 void table_set_info(const struct seg_header *info);
@@ -70,6 +71,15 @@ int32_t table_bucket(uint32_t kind, uint32_t flags, const uint64_t *frames, uint
  * objects += w, bytes += size * w, under the bucket's sequence lock.
  */
 void table_add(int32_t b, int is_free, uint64_t size, double w);
+
+/*
+ * Adds to a BLOCK or MUTEX bucket b, under its sequence lock: events raw
+ * events of ns measured nanoseconds in all, and their estimates.
+ */
+void table_add_wait(int32_t b, uint64_t events, uint64_t ns, double contentions, double delay);
+
+/* header.waits_untracked += 1 (a contended wait the mutex profile could not follow). */
+void table_count_untracked(void);
 
 /* header.dropped += 1 (a sample lost elsewhere, e.g. a full block table). */
 void table_count_dropped(void);

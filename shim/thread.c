@@ -2,13 +2,15 @@
  * thread.c — the interposed pthread_create: records every call, sampled or
  * not and whatever CPROF_SAMPLE_RATE says, in a SEG_KIND_THREAD bucket at
  * the creating stack (alloc_samples and alloc_objects += 1) and in
- * header.threads_created, then calls glibc's pthread_create. Cost: one
+ * header.threads_created, then calls glibc's pthread_create. The first
+ * call also looks up the real lock functions (shim/locknext.h). Cost: one
  * unwind and one bucket update per thread creation, small next to the
  * mmap and clone a new thread costs anyway.
  */
 #include <errno.h>
 #include <pthread.h>
 
+#include "shim/locknext.h"
 #include "shim/segment.h"
 #include "shim/shim.h"
 #include "shim/stack.h"
@@ -40,6 +42,8 @@ SHIM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *
 
 	if (real == NULL)
 		return EAGAIN; /* cannot happen with glibc; never crash */
+	/* While this is the only thread, the first time: no lookup later under a program lock. */
+	locknext_resolve_all();
 	shim_thread_record();
 	return real(th, attr, fn, arg);
 }

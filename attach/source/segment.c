@@ -5,9 +5,11 @@
  * lock was odd or whose seq and seq_end disagree. Buckets are append-only
  * and their counters change under a per-bucket lock, so one bulk read is
  * consistent for nearly every bucket; the rare torn one costs one more
- * small read.
+ * small read. Also what the block and mutex buckets (layout 3) say, and
+ * whether the target records them.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +58,29 @@ static int bucket_whole(const struct seg_bucket *b)
 	return b->seq == b->seq_end && !(b->seq & 1);
 }
 
+static int estimate_ok(double v)
+{
+	return isfinite(v) && v >= 0;
+}
+
 static int bucket_valid(const struct seg_bucket *b, uint32_t max_frames)
 {
-	return (b->kind == SEG_KIND_ALLOC || b->kind == SEG_KIND_THREAD) &&
-	       b->nframes <= max_frames;
+	const struct seg_wait *w = &b->wait;
+
+	if (b->nframes > max_frames)
+		return 0;
+	switch (b->kind) {
+	case SEG_KIND_ALLOC:
+	case SEG_KIND_THREAD:
+		return 1;
+	case SEG_KIND_BLOCK:
+	case SEG_KIND_MUTEX:
+		return w->reserved[0] == 0 && w->reserved[1] == 0 && w->reserved_d[0] == 0 &&
+		       w->reserved_d[1] == 0 && estimate_ok(w->contentions) &&
+		       estimate_ok(w->delay_ns);
+	default:
+		return 0;
+	}
 }
 
 /*
@@ -181,4 +202,66 @@ void segment_release(struct seg_copy *c)
 	free(c->b);
 	c->b = NULL;
 	c->n = 0;
+}
+
+const char *segment_kind_name(uint32_t kind)
+{
+	static const char *const names[] = { NULL, "alloc", "thread", "block", "mutex" };
+
+	return kind <= SEG_KIND_MAX ? names[kind] : NULL;
+}
+
+static int same_stack(const struct seg_bucket *o, const struct seg_bucket *b)
+{
+	return o->hash == b->hash && o->kind == b->kind && o->flags == b->flags &&
+	       o->nframes == b->nframes && !memcmp(o->frames, b->frames, b->nframes * 8);
+}
+
+const struct seg_bucket *segment_base_of(const struct seg_copy *base, size_t i,
+					 const struct seg_bucket *b)
+{
+	size_t d;
+
+	if (base == NULL)
+		return NULL;
+	/* Nearest first: torn buckets left out of either copy shift the rest by a few. */
+	for (d = 0; d <= 64; d++) {
+		if (i >= d && i - d < base->n && same_stack(&base->b[i - d], b))
+			return &base->b[i - d];
+		if (d > 0 && i + d < base->n && same_stack(&base->b[i + d], b))
+			return &base->b[i + d];
+	}
+	return NULL;
+}
+
+void segment_wait_values(const struct seg_bucket *b, const struct seg_bucket *base,
+			 struct segment_wait *v)
+{
+	const struct seg_wait *w = &b->wait, *o = base ? &base->wait : NULL;
+
+	v->contentions = w->contentions;
+	v->delay_ns = w->delay_ns;
+	v->events = w->events;
+	v->event_ns = w->event_ns;
+	if (o == NULL)
+		return;
+	v->contentions = v->contentions > o->contentions ? v->contentions - o->contentions : 0;
+	v->delay_ns = v->delay_ns > o->delay_ns ? v->delay_ns - o->delay_ns : 0;
+	v->events = v->events > o->events ? v->events - o->events : 0;
+	v->event_ns = v->event_ns > o->event_ns ? v->event_ns - o->event_ns : 0;
+}
+
+int segment_wait_enabled(const struct seg_header *h, uint32_t kind, char *why, size_t cap)
+{
+	if (kind == SEG_KIND_BLOCK && h->block_rate == 0) {
+		snprintf(why, cap, "the block profile is off in it: start it with CPROF_BLOCK_RATE "
+			 "set to a duration, e.g. CPROF_BLOCK_RATE=10us (not 0)");
+		return 0;
+	}
+	if (kind == SEG_KIND_MUTEX && h->mutex_fraction == 0) {
+		snprintf(why, cap, "the mutex profile is off in it: start it with "
+			 "CPROF_MUTEX_FRACTION set to N > 0, e.g. CPROF_MUTEX_FRACTION=10 (1 in N)");
+		return 0;
+	}
+	return 1;
 }

@@ -15,6 +15,10 @@
  *  - a copy never holds a torn bucket: a bucket whose sequence lock shows
  *    it was being updated is read again (a few times), else left out and
  *    counted in torn;
+ *  - a copy holds only buckets of the four known kinds (SEG_KIND_ALLOC,
+ *    THREAD, BLOCK, MUTEX) with at most max_frames frames; a BLOCK or
+ *    MUTEX bucket's reserved words are 0 and its estimates finite and not
+ *    negative. Any other bucket is left out and counted in invalid;
  *  - reading goes through a callback, so tests can hand in any bytes.
  */
 #include <stddef.h>
@@ -46,6 +50,42 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 
 /* Free a copy's buckets. */
 void segment_release(struct seg_copy *c);
+
+/* "alloc", "thread", "block" or "mutex"; NULL for a kind this build does not know. */
+const char *segment_kind_name(uint32_t kind);
+
+/*
+ * The bucket of base that holds the same stack as b (now's bucket i), or
+ * NULL: buckets are append-only, so it is at index i unless torn buckets
+ * were left out of either copy; looked for there, then up to 64 below and
+ * above, nearest first.
+ */
+const struct seg_bucket *segment_base_of(const struct seg_copy *base, size_t i,
+					 const struct seg_bucket *b);
+
+/* What a BLOCK or MUTEX bucket says (Go's contentions/count and delay/nanoseconds). */
+struct segment_wait {
+	double contentions; /* estimated waits (BLOCK) or contended releases (MUTEX) */
+	double delay_ns;    /* estimated time waited, ns */
+	uint64_t events;    /* raw: events recorded */
+	uint64_t event_ns;  /* raw: their measured ns, unscaled */
+};
+
+/*
+ * The numbers of b (SEG_KIND_BLOCK or SEG_KIND_MUTEX), minus base's when
+ * base is not NULL (the change over a window); a difference that would be
+ * negative (a base from another process) is 0.
+ */
+void segment_wait_values(const struct seg_bucket *b, const struct seg_bucket *base,
+			 struct segment_wait *v);
+
+/*
+ * Whether the target records kind (SEG_KIND_BLOCK or SEG_KIND_MUTEX): 1;
+ * or 0 with a one-line message in why (cap bytes) naming the variable to
+ * set, e.g. "the block profile is off in it: start it with
+ * CPROF_BLOCK_RATE=10us (not 0)".
+ */
+int segment_wait_enabled(const struct seg_header *h, uint32_t kind, char *why, size_t cap);
 
 /*
  * Find the segment of process pid in its memory map: [*addr, *addr+*len).

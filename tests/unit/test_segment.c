@@ -3,8 +3,12 @@
  * built in memory: a good one, one of another version, corrupted headers
  * (every size, offset and count), truncated ones, torn and malformed
  * buckets, and a reader that fails. The segment is untrusted input: none
- * of these may crash, and a bad bucket must never reach the copy.
+ * of these may crash, and a bad bucket must never reach the copy. Also the
+ * block and mutex buckets of layout 3 (accepted, their numbers and deltas,
+ * malformed ones left out), the refusal of layout 2, and the message that
+ * names the variable when a kind is off in the target.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -78,6 +82,17 @@ static struct mem *make(size_t nb)
 		b = (struct seg_bucket *)(m->data + sizeof(*h)) + i;
 		b->seq = b->seq_end = 2 * i;
 		b->kind = i % 2 ? SEG_KIND_THREAD : SEG_KIND_ALLOC;
+		if (i >= 5) {
+			/* Buckets 5.. are block and mutex ones, when the test asks for that many. */
+			b->kind = i % 2 ? SEG_KIND_MUTEX : SEG_KIND_BLOCK;
+			b->nframes = 3;
+			b->frames[0] = 0x1000 + i;
+			b->wait.events = i;
+			b->wait.event_ns = 1000 * i;
+			b->wait.contentions = 10.0 * i;
+			b->wait.delay_ns = 1e6 * i;
+			continue;
+		}
 		b->nframes = 3;
 		b->frames[0] = 0x1000 + i;
 		b->alloc_samples = i + 1;
@@ -283,6 +298,126 @@ static void test_malformed_buckets(void **state)
 	drop(m);
 }
 
+/* Layout 3's block and mutex buckets: kept, with their numbers. */
+static void test_wait_buckets(void **state)
+{
+	struct mem *m = make(NB);
+	struct segment_wait v;
+	struct seg_copy c;
+
+	(void)state;
+	hdr(m)->block_rate = 10000;
+	hdr(m)->mutex_fraction = 10;
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.n, NB);
+	assert_int_equal(c.invalid, 0);
+	assert_int_equal(c.h.block_rate, 10000);
+	assert_int_equal(c.h.mutex_fraction, 10);
+	assert_int_equal(c.b[5].kind, SEG_KIND_MUTEX);
+	assert_int_equal(c.b[6].kind, SEG_KIND_BLOCK);
+	assert_string_equal(segment_kind_name(c.b[6].kind), "block");
+	assert_string_equal(segment_kind_name(SEG_KIND_MUTEX), "mutex");
+	assert_string_equal(segment_kind_name(SEG_KIND_ALLOC), "alloc");
+	assert_null(segment_kind_name(0));
+	assert_null(segment_kind_name(SEG_KIND_MAX + 1));
+	segment_wait_values(&c.b[6], NULL, &v);
+	assert_true(v.contentions == 60.0 && v.delay_ns == 6e6);
+	assert_int_equal(v.events, 6);
+	assert_int_equal(v.event_ns, 6000);
+	/* The change since an earlier copy, never negative. */
+	segment_wait_values(&c.b[6], &c.b[5], &v);
+	assert_true(v.contentions == 10.0 && v.delay_ns == 1e6);
+	assert_int_equal(v.events, 1);
+	segment_wait_values(&c.b[5], &c.b[6], &v);
+	assert_true(v.contentions == 0 && v.delay_ns == 0 && v.events == 0 && v.event_ns == 0);
+	segment_release(&c);
+	drop(m);
+}
+
+/* A block or mutex bucket with garbage where the layout says 0, or impossible estimates. */
+static void test_wait_buckets_malformed(void **state)
+{
+	static const double bad[] = { -1.0, NAN, INFINITY, -INFINITY };
+	struct seg_copy c;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 4 + 4 + 2; i++) {
+		struct mem *m = make(NB);
+		struct seg_bucket *b = bucket(m, 6);
+
+		if (i < 4)
+			b->wait.contentions = bad[i];
+		else if (i < 8)
+			b->wait.delay_ns = bad[i - 4];
+		else if (i == 8)
+			b->wait.reserved[1] = 1;
+		else
+			b->wait.reserved_d[0] = 0.5;
+		assert_int_equal(copy(m, &c), 0);
+		assert_int_equal(c.n, NB - 1);
+		assert_int_equal(c.invalid, 1);
+		segment_release(&c);
+		drop(m);
+	}
+}
+
+/* The layout before block and mutex buckets: refused, naming both versions. */
+static void test_version_2(void **state)
+{
+	struct mem *m = make(2);
+	struct seg_copy c;
+	char why[256];
+
+	(void)state;
+	hdr(m)->version = 2;
+	assert_int_equal(segment_copy(&c, mem_read, m, BASE, m->len, why, sizeof(why)), -2);
+	assert_non_null(strstr(why, "version 2"));
+	assert_non_null(strstr(why, "version 3"));
+	drop(m);
+}
+
+static void test_wait_enabled(void **state)
+{
+	struct seg_header h = { 0 };
+	char why[256];
+
+	(void)state;
+	h.block_rate = 1;
+	h.mutex_fraction = 1;
+	assert_int_equal(segment_wait_enabled(&h, SEG_KIND_BLOCK, why, sizeof(why)), 1);
+	assert_int_equal(segment_wait_enabled(&h, SEG_KIND_MUTEX, why, sizeof(why)), 1);
+	h.block_rate = 0;
+	assert_int_equal(segment_wait_enabled(&h, SEG_KIND_BLOCK, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "CPROF_BLOCK_RATE"));
+	assert_int_equal(segment_wait_enabled(&h, SEG_KIND_MUTEX, why, sizeof(why)), 1);
+	h.mutex_fraction = 0;
+	assert_int_equal(segment_wait_enabled(&h, SEG_KIND_MUTEX, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "CPROF_MUTEX_FRACTION"));
+}
+
+/* The same stack in an earlier copy: at its index, or a little below when buckets were left out. */
+static void test_base_of(void **state)
+{
+	struct mem *m = make(NB);
+	struct seg_copy a, b;
+
+	(void)state;
+	assert_int_equal(copy(m, &a), 0);
+	bucket(m, 1)->seq = 7; /* torn in the second copy: left out, the rest shift down */
+	bucket(m, 1)->seq_end = 7;
+	assert_int_equal(copy(m, &b), 0);
+	assert_int_equal(b.n, NB - 1);
+	assert_ptr_equal(segment_base_of(&a, 5, &b.b[5]), &a.b[6]);
+	assert_ptr_equal(segment_base_of(&a, 0, &b.b[0]), &a.b[0]);
+	assert_ptr_equal(segment_base_of(&b, 6, &a.b[6]), &b.b[5]);
+	assert_null(segment_base_of(&b, 1, &a.b[1]));
+	assert_null(segment_base_of(NULL, 0, &a.b[0]));
+	segment_release(&a);
+	segment_release(&b);
+	drop(m);
+}
+
 static void test_read_fails(void **state)
 {
 	struct mem *m = make(5);
@@ -340,6 +475,11 @@ int main(void)
 		cmocka_unit_test(test_torn_forever),
 		cmocka_unit_test(test_changed_between_copies),
 		cmocka_unit_test(test_malformed_buckets),
+		cmocka_unit_test(test_wait_buckets),
+		cmocka_unit_test(test_wait_buckets_malformed),
+		cmocka_unit_test(test_version_2),
+		cmocka_unit_test(test_wait_enabled),
+		cmocka_unit_test(test_base_of),
 		cmocka_unit_test(test_read_fails),
 		cmocka_unit_test(test_fuzz),
 	};

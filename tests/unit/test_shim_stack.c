@@ -30,7 +30,7 @@ struct both {
 /* Walks the same stack both ways. fast[0] is in stack_capture_fast, fast[1] and slow[0] here. */
 static __attribute__((noinline)) void capture_both(struct both *b)
 {
-	struct stack_walk w = { b->slow, 0, SEG_MAX_FRAMES, 0, 0 };
+	struct stack_walk w = { b->slow, 0, SEG_MAX_FRAMES, 0, 0, stack_unwinder };
 
 	b->nfast = stack_capture_fast(b->fast, SEG_MAX_FRAMES, &b->ffast);
 	(void)_Unwind_Backtrace(stack_step, &w);

@@ -166,6 +166,63 @@ static void test_restart(void **state)
 	table_set_info(&info);
 }
 
+/* BLOCK and MUTEX buckets: their own counters, the rates, and empty after a fork. */
+static void test_waits(void **state)
+{
+	const struct seg_header *h;
+	const struct seg_bucket *k;
+	struct seg_header info = { 0 };
+	uint64_t f[2] = { 0x401000, 0x402000 };
+
+	(void)state;
+	info.block_rate = 10000;
+	info.mutex_fraction = 10;
+	table_set_info(&info);
+	assert_int_equal(table_init(1000, 8), 0);
+	h = table_segment();
+	assert_int_equal(h->block_rate, 10000);
+	assert_int_equal(h->mutex_fraction, 10);
+	/* The same stack is a different bucket in each kind. */
+	assert_int_equal(table_bucket(SEG_KIND_BLOCK, 0, f, 2), 0);
+	assert_int_equal(table_bucket(SEG_KIND_MUTEX, 0, f, 2), 1);
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f, 2), 2);
+	table_add_wait(0, 1, 2000, 5.0, 10000.0);
+	table_add_wait(0, 1, 50000, 1.0, 50000.0);
+	table_add_wait(1, 1, 3000, 10.0, 30000.0);
+	table_add_wait(1, 0, 100, 0.0, 1000.0); /* a remainder: delay, no contention */
+	table_add_wait(7, 1, 1, 1.0, 1.0);      /* no such bucket: ignored */
+	table_count_untracked();
+	k = (const struct seg_bucket *)((const char *)h + h->bucket_off);
+	assert_int_equal(k[0].kind, SEG_KIND_BLOCK);
+	assert_int_equal(k[0].wait.events, 2);
+	assert_int_equal(k[0].wait.event_ns, 52000);
+	assert_true(k[0].wait.contentions == 6.0 && k[0].wait.delay_ns == 60000.0);
+	assert_int_equal(k[0].seq, 4);
+	assert_int_equal(k[0].seq_end, 4);
+	assert_int_equal(k[1].wait.events, 1);
+	assert_int_equal(k[1].wait.event_ns, 3100);
+	assert_true(k[1].wait.contentions == 10.0 && k[1].wait.delay_ns == 31000.0);
+	assert_true(k[1].wait.reserved[0] == 0 && k[1].wait.reserved_d[1] == 0);
+	assert_int_equal(h->waits_untracked, 1);
+	/* A fork child's block and mutex buckets start empty, its rates stay. */
+	table_lock();
+	assert_int_equal(table_restart(), 0);
+	h = table_segment();
+	k = (const struct seg_bucket *)((const char *)h + h->bucket_off);
+	assert_int_equal(h->bucket_count, 3);
+	assert_int_equal(h->block_rate, 10000);
+	assert_int_equal(h->waits_untracked, 0);
+	assert_int_equal(k[0].kind, SEG_KIND_BLOCK);
+	assert_int_equal(k[0].wait.events, 0);
+	assert_true(k[0].wait.delay_ns == 0.0);
+	assert_int_equal(k[1].kind, SEG_KIND_MUTEX);
+	assert_true(k[1].wait.contentions == 0.0);
+	assert_int_equal(table_bucket(SEG_KIND_MUTEX, 0, f, 2), 1);
+	table_fini();
+	memset(&info, 0, sizeof(info));
+	table_set_info(&info);
+}
+
 static double mono_s(void)
 {
 	struct timespec ts;
@@ -280,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_header),
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_waits),
 		cmocka_unit_test(test_fork_wait),
 		cmocka_unit_test(test_seqlock),
 	};
