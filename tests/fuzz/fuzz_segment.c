@@ -1,6 +1,6 @@
 /*
  * fuzz_segment.c — libFuzzer harness for the reader of libcprof.so's
- * segment (attach/segment.c): the input is the segment's bytes as the
+ * segment (attach/source/segment.c): the input is the segment's bytes as the
  * target's memory would hold them. Run by `make fuzz`.
  */
 #include <stddef.h>
