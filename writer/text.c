@@ -207,6 +207,29 @@ int text_write_heap(const struct profile *p, int64_t rate, struct buf *out)
 	return r;
 }
 
+int text_write_contention(const struct profile *p, const char *name, struct buf *out)
+{
+	struct order *o;
+	size_t n, i;
+	int r;
+
+	if (profile_nvalues(p) != 2)
+		return -1;
+	o = sorted(p, NULL, 1, by_count, &n); /* by delay, as Go sorts */
+	if (!o)
+		return -1;
+	/* Delays are in nanoseconds: a "cycle" of a nanosecond, estimates already scaled. */
+	r = buf_printf(out, "--- %s:\ncycles/second=1000000000\n", name);
+	for (i = 0; i < n && r == 0; i++) {
+		r = buf_printf(out, "%" PRId64 " %" PRId64 " @", o[i].s->values[1],
+			       o[i].s->values[0]);
+		if (r == 0)
+			r = put_record(out, p, o[i].s, 0);
+	}
+	free(o);
+	return r;
+}
+
 static const char *basename_of(const char *path)
 {
 	const char *s = strrchr(path, '/');

@@ -38,6 +38,16 @@ int text_write_count(const struct profile *p, const char *name, struct buf *out)
 int text_write_heap(const struct profile *p, int64_t rate, struct buf *out);
 
 /*
+ * Go's legacy contention text form (block and mutex profiles): "--- NAME:"
+ * (mutex, or contention for block), "cycles/second=1000000000", then one
+ * record per sample, largest delay first, "DELAY COUNT @ ADDR..." and its
+ * "#" frame lines. The profile's values must be contentions and delay in
+ * nanoseconds, already scaled (no sampling period is written, so pprof
+ * does not scale them again). 0 or -1.
+ */
+int text_write_contention(const struct profile *p, const char *name, struct buf *out);
+
+/*
  * A thread dump: title, then one block per sample ordered by the "tid"
  * label: 'thread TID "NAME" STATE[ in SYSCALL]' and its frames
  * "#N  0xADDR function+0xOFF (object)". 0 or -1.

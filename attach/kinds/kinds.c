@@ -26,6 +26,17 @@ static int text_heap(const struct profile *p, const char *kind, struct buf *b)
 	return text_write_heap(p, profile_period(p), b);
 }
 
+/* Go's legacy contention form; block profiles are "contention" there, as Go names them. */
+static int text_contention(const struct profile *p, const char *kind, struct buf *b)
+{
+	return text_write_contention(p, strcmp(kind, "block") ? kind : "contention", b);
+}
+
+/* Block and mutex: Go's count/cycle profiles, delays in nanoseconds. */
+#define WAIT_TYPES                                                                      \
+	.sample = { { "contentions", "count" }, { "delay", "nanoseconds" } },          \
+	.period_type = { "contentions", "count" }
+
 /* heap and allocs are the same data with a different default view, as in Go. */
 #define HEAP_TYPES                                                                      \
 	.sample = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },          \
@@ -97,6 +108,28 @@ static const struct kind kinds[] = {
 		.text = text_count,
 		.types = { .sample = { { "threadcreate", "count" } },
 			   .period_type = { "threadcreate", "count" } },
+	},
+	{
+		.name = "block",
+		.help = "where threads wait (locks, condition variables, semaphores, joins), "
+			"weighted by how long (needs libcprof.so)",
+		.source = &source_segment,
+		.view = &view_block,
+		.duration = DURATION_DELTA,
+		.formats = FORMAT_STACKS | FORMAT_TEXT,
+		.text = text_contention,
+		.types = { WAIT_TYPES },
+	},
+	{
+		.name = "mutex",
+		.help = "who makes others wait: contended locks by the holder's releasing stack "
+			"(needs libcprof.so)",
+		.source = &source_segment,
+		.view = &view_mutex,
+		.duration = DURATION_DELTA,
+		.formats = FORMAT_STACKS | FORMAT_TEXT,
+		.text = text_contention,
+		.types = { WAIT_TYPES },
 	},
 };
 

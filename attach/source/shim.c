@@ -117,26 +117,11 @@ static int add_buckets(struct recorder *rec, const struct shim_view *view, int r
 	size_t i, j, nl, added = 0;
 
 	for (i = 0; i < now->n; i++) {
-		const struct seg_bucket *b = &now->b[i], *o = NULL;
+		const struct seg_bucket *b = &now->b[i], *o;
 
 		if (b->kind != want)
 			continue;
-		if (base) {
-			/*
-			 * Buckets are append-only, so a stack in both copies sits at
-			 * the same index unless torn buckets were left out of one:
-			 * look there first, then a little below.
-			 */
-			size_t top = i < base->n ? i + 1 : base->n;
-
-			for (j = top; j-- > 0 && j + 64 >= i;)
-				if (base->b[j].hash == b->hash && base->b[j].kind == b->kind &&
-				    base->b[j].flags == b->flags && base->b[j].nframes == b->nframes &&
-				    !memcmp(base->b[j].frames, b->frames, b->nframes * 8)) {
-					o = &base->b[j];
-					break;
-				}
-		}
+		o = segment_base_of(base, i, b);
 		if (!view->values(b, o, raw, v))
 			continue;
 		for (j = 0; j < b->nframes; j++)
@@ -231,7 +216,8 @@ static int members_adopt(struct members *ms, pid_t root)
  * window, so all it has counts). Never an error: one that cannot be read
  * is counted in ms->without.
  */
-static void member_open(struct members *ms, struct member *m, int late)
+static void member_open(const struct shim_view *view, struct members *ms, struct member *m,
+			int late)
 {
 	char why[256];
 
@@ -251,7 +237,8 @@ static void member_open(struct members *ms, struct member *m, int late)
 	}
 	m->have_a = 1;
 	report_shim(&m->t, &m->a.h);
-	if (m->a.h.state == SEG_STATE_OFF) {
+	if (m->a.h.state == SEG_STATE_OFF ||
+	    (view->enabled && !view->enabled(&m->a.h, why, sizeof(why)))) {
 		m->have_a = 0;
 		ms->without++;
 	}
@@ -264,7 +251,7 @@ static int root_open(const struct capture_req *q, struct member *m, struct profi
 	const struct target *t = q->t;
 	struct seg_header none = { .sample_rate = SEG_DEFAULT_RATE };
 	struct profile *prof;
-	char shim[PATH_MAX];
+	char shim[PATH_MAX], why[256];
 	int code;
 
 	m->t = *t;
@@ -313,6 +300,10 @@ static int root_open(const struct capture_req *q, struct member *m, struct profi
 		error("cannot profile the %s of %d (%s): libcprof.so stays out of the way in it: %s",
 		      q->what, (int)t->pid, t->comm,
 		      printable(m->a.h.note, note_text, sizeof(note_text)));
+		return EXIT_ATTACH;
+	}
+	if (q->view->enabled && !q->view->enabled(&m->a.h, why, sizeof(why))) {
+		error("cannot profile the %s of %d (%s): %s", q->what, (int)t->pid, t->comm, why);
 		return EXIT_ATTACH;
 	}
 	if (m->a.h.allocator[0] && !q->quiet) {
@@ -409,7 +400,7 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 	if (q->children) {
 		members_adopt(ms, t->pid);
 		for (i = 1; i < ms->n; i++)
-			member_open(ms, &ms->m[i], 0);
+			member_open(q->view, ms, &ms->m[i], 0);
 		for (i = 0; i < ms->n; i++)
 			found += ms->m[i].found == 1 || ms->m[i].found == 2;
 		if (!found) {
@@ -447,7 +438,7 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 		if (q->children) {
 			/* Born during the window: everything they have counts. */
 			for (i = ms->n, members_adopt(ms, t->pid); i < ms->n; i++)
-				member_open(ms, &ms->m[i], 1);
+				member_open(q->view, ms, &ms->m[i], 1);
 			rep->processes = (uint64_t)ms->n;
 		}
 	}

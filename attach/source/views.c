@@ -5,6 +5,7 @@
  */
 #include <math.h>
 
+#include "attach/source/segment.h"
 #include "attach/source/views.h"
 
 static int64_t round_est(double v)
@@ -72,4 +73,47 @@ const struct shim_view view_threads = {
 	.window = "created",
 	.values = thread_values,
 	.period = count_period,
+};
+
+/*
+ * contentions/count and delay/nanoseconds, the shim's unbiased estimates
+ * (each recorded wait carries its own weight); the legacy text form gets
+ * them too, since it says no sampling period for pprof to apply.
+ */
+static int wait_values(const struct seg_bucket *b, const struct seg_bucket *base, int raw,
+		       int64_t *v)
+{
+	struct segment_wait w;
+
+	(void)raw;
+	segment_wait_values(b, base, &w);
+	v[0] = round_est(w.contentions);
+	v[1] = round_est(w.delay_ns);
+	return v[0] || v[1];
+}
+
+static int block_enabled(const struct seg_header *h, char *why, size_t cap)
+{
+	return segment_wait_enabled(h, SEG_KIND_BLOCK, why, cap);
+}
+
+static int mutex_enabled(const struct seg_header *h, char *why, size_t cap)
+{
+	return segment_wait_enabled(h, SEG_KIND_MUTEX, why, cap);
+}
+
+const struct shim_view view_block = {
+	.bucket = SEG_KIND_BLOCK,
+	.window = "waited",
+	.values = wait_values,
+	.period = count_period,
+	.enabled = block_enabled,
+};
+
+const struct shim_view view_mutex = {
+	.bucket = SEG_KIND_MUTEX,
+	.window = "waited",
+	.values = wait_values,
+	.period = count_period,
+	.enabled = mutex_enabled,
 };

@@ -11,6 +11,7 @@
  *  - values() with a base gives the change since base (the same stack in
  *    an earlier copy of the segment), and says whether anything changed.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "shim/segment.h"
@@ -29,9 +30,17 @@ struct shim_view {
 		      int64_t *v);
 	/* The profile's period, from the copied header (e.g. the sampling rate). */
 	int64_t (*period)(const struct seg_header *h);
+	/*
+	 * Whether the target records this kind at all: 1; or 0 with a
+	 * one-line reason in why (cap bytes) naming the setting to change.
+	 * NULL: always.
+	 */
+	int (*enabled)(const struct seg_header *h, char *why, size_t cap);
 };
 
 extern const struct shim_view view_heap;    /* alloc/inuse objects and bytes */
 extern const struct shim_view view_threads; /* threads created */
+extern const struct shim_view view_block;   /* waits by the waiter's stack */
+extern const struct shim_view view_mutex;   /* contention by the releasing holder's stack */
 
 #endif
