@@ -29,7 +29,7 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wfo
 CPPFLAGS += -I. -I$(B) -D_GNU_SOURCE
 BASE_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -pthread
 ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS)
-LIBS     := -lunwind-x86_64 -lunwind -lelf -lz -lprotobuf-c -lstdc++ -lm -pthread
+LIBS     := -lunwind-x86_64 -lunwind -ldw -ldebuginfod -lelf -llzma -lz -lprotobuf-c -lstdc++ -lm -pthread
 
 # Everything but the program's main() goes into one static library that the
 # program and the unit tests link against.

@@ -345,6 +345,8 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	rep->stop_signal = rep->sm.stop_signal;
 	rep->lost_access = rep->sm.lost_access;
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
+	for (int i = 0; i < recs->n; i++)
+		recorder_lines(recs->rec[i], q->debug);
 	rep->rec = *recorder_stats(rec);
 	recorders_release(recs, &rep->rec);
 	rep->cpu_self_s = capture_self_cpu();

@@ -15,7 +15,9 @@
  *  - the target is left as found on every path: nothing stays traced or
  *    stopped once capture() returns;
  *  - unwinding and symbolization happen on the calling thread, never while
- *    a target thread is stopped.
+ *    a target thread is stopped; source lines are added once the samples
+ *    are in (recorder_lines() with the request's debug, before a recorder
+ *    is freed).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +25,7 @@
 #include "attach/source/result.h"
 #include "common/exitcode.h"
 
+struct debuginfo;
 struct policy;
 struct profile;
 struct shim_view;
@@ -67,6 +70,7 @@ struct capture_req {
 	int children;                     /* the process and all its descendants */
 	int quiet;
 	capture_progress_fn *progress;    /* the live progress line, or NULL */
+	struct debuginfo *debug;          /* the run's debug files for source lines; NULL: none */
 };
 
 /*
