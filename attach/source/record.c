@@ -403,10 +403,19 @@ static int location_lines(struct recorder *r, struct dwlines *lines, struct spac
 {
 	struct dwlines_frame f[DWLINES_MAX_FRAMES];
 	struct profile_line pl[DWLINES_MAX_FRAMES];
+	const char *sym;
 	char readable[1024];
 	size_t n, i;
 
 	n = dwlines_lookup(lines, addr - o->bias, f, DWLINES_MAX_FRAMES);
+	/*
+	 * The out-of-line function keeps its symbol's name where it has one,
+	 * as in a profile without lines (glibc's DWARF says __GI___poll where
+	 * its symbol says poll); DWARF names the inlined frames, and the
+	 * functions of stripped code.
+	 */
+	if (n && (sym = space_symbol(r->space, o, addr, NULL)))
+		f[n - 1].name = sym;
 	for (i = 0; i < n; i++) {
 		if (!f[i].name[0])
 			return 0; /* a frame without a name: keep the symbol's */
