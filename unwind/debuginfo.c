@@ -100,7 +100,7 @@ static int net_fetch(struct debuginfo *d, const char *build_id)
 {
 	debuginfod_client *c;
 	const char *urls;
-	int fd;
+	int fd, late;
 
 	if (!build_id || !*build_id || !(c = net_client(d)))
 		return -1;
@@ -108,11 +108,12 @@ static int net_fetch(struct debuginfo *d, const char *build_id)
 	fd = debuginfod_find_debuginfo(c, (const unsigned char *)build_id, 0, NULL);
 	if (fd >= 0)
 		return fd;
-	if (fd == -ENOENT)
+	late = clock_mono_ns() >= d->deadline_ns; /* a cancelled query may say ENOENT */
+	if (fd == -ENOENT && !late)
 		return -1; /* the server answered: it does not have it */
 	urls = getenv("DEBUGINFOD_URLS");
 	note("debuginfod (%s) %s; source lines from local debug files only", urls ? urls : "?",
-	     clock_mono_ns() >= d->deadline_ns ? "did not answer in time" : strerror(-fd));
+	     late ? "did not answer in time" : strerror(-fd));
 	d->net = -1;
 	return -1;
 }

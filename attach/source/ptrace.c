@@ -207,7 +207,7 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	int64_t period;
 	unsigned labels = q->labels;
 	uint64_t t0, shown, popped = 0;
-	int qinit = 0, closed = 0;
+	int qinit = 0, closed = 0, nice_was;
 
 	*out = NULL;
 	memset(rep, 0, sizeof(*rep));
@@ -284,6 +284,10 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	 * p50 pause 1.4 ms instead of 60 us on two CPUs), so the consumer
 	 * yields: nice 10 for this thread only.
 	 */
+	errno = 0;
+	nice_was = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+	if (errno)
+		nice_was = 0;
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	t0 = shown = clock_mono_ns();
 	for (;;) {
@@ -313,6 +317,8 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	if (q->progress)
 		q->progress(0, 0, 0, 0, 1);
 	pthread_join(tracer, NULL);
+	/* Nothing waits for this thread any more: the rest (source lines) at full speed. */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice_was);
 	rep->sm = sm->res;
 	if (fam_on) {
 		family_join(&fam);
