@@ -241,12 +241,14 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/symtab.c unwind/cfitab.c attach/source/segment.c attach/engine/sigframe.c
+FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/symtab.c unwind/cfitab.c \
+	unwind/dwlines.c unwind/debugfind.c unwind/minidebug.c unwind/perfmap.c \
+	attach/source/segment.c attach/engine/sigframe.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ $< $(FUZZ_LIB) -lelf -lz -pthread
+		-fno-sanitize-recover=all -o $@ $< $(FUZZ_LIB) -ldw -lelf -llzma -lz -pthread
 
 fuzz:
 	scripts/install-deps fuzz

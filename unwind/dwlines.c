@@ -148,7 +148,8 @@ static void cus_build(struct dwlines *d)
 		off = next;
 	}
 done:
-	qsort(d->cus, d->ncus, sizeof(*d->cus), by_lo);
+	if (d->ncus)
+		qsort(d->cus, d->ncus, sizeof(*d->cus), by_lo);
 	d->cus_state = 1;
 }
 

@@ -1,8 +1,8 @@
 /*
  * perfmap.c — parse a perf map into a sorted table of disjoint ranges.
- * Lines are parsed in file order and numbered; the ranges are sorted by
- * (start, line) and then swept once: where ranges overlap the later line
- * wins, which is what a JIT that recycled code memory means.
+ * Lines are parsed in file order and numbered; a sweep over the sorted
+ * range boundaries then gives every byte to the last line covering it,
+ * which is what a JIT that recycled code memory means.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -119,41 +119,111 @@ static int by_start(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A max-heap of raw indices by line: the newest range covering a point on top. */
+struct heap {
+	size_t *v, n;
+};
+
+static void heap_push(struct heap *h, const struct raw *r, size_t i)
+{
+	size_t k = h->n++, up;
+
+	h->v[k] = i;
+	while (k && r[h->v[up = (k - 1) / 2]].line < r[h->v[k]].line) {
+		size_t t = h->v[up];
+
+		h->v[up] = h->v[k];
+		h->v[k] = t;
+		k = up;
+	}
+}
+
+static void heap_pop(struct heap *h, const struct raw *r)
+{
+	size_t k = 0, c, t;
+
+	h->v[0] = h->v[--h->n];
+	while ((c = 2 * k + 1) < h->n) {
+		if (c + 1 < h->n && r[h->v[c + 1]].line > r[h->v[c]].line)
+			c++;
+		if (r[h->v[k]].line >= r[h->v[c]].line)
+			break;
+		t = h->v[k];
+		h->v[k] = h->v[c];
+		h->v[c] = t;
+		k = c;
+	}
+}
+
+/* Append [start, end) named by raw entry w, merged with the last one when it continues it. 0 or -1. */
+static int emit(struct perfmap *m, size_t *cap, const struct raw *w, uint64_t start, uint64_t end,
+		size_t *last_w, size_t wi)
+{
+	struct perfmap_entry *v;
+
+	if (m->n && *last_w == wi && m->v[m->n - 1].end == start) {
+		m->v[m->n - 1].end = end;
+		return 0;
+	}
+	v = array_grow(m->v, cap, m->n + 1, sizeof(*v), PERFMAP_MAX_ENTRIES);
+	if (!v)
+		return -1;
+	m->v = v;
+	v[m->n].start = start;
+	v[m->n].end = end;
+	v[m->n++].name = w->name;
+	*last_w = wi;
+	return 0;
+}
+
 /*
- * Sweep raws sorted by start into m, disjoint: where two overlap, the later
- * line keeps the shared bytes; the earlier keeps what lies before the later
- * one's start (a part of it past the later one's end is dropped too: one
- * cut, so the sweep stays linear). 0 or -1.
+ * Sweep the ranges into m, disjoint: every byte belongs to the last line
+ * that covers it. Between consecutive range boundaries the owner is the
+ * newest range still open (a heap by line number). O(n log n). 0 or -1.
  */
 static int sweep(struct perfmap *m, struct raw *r, size_t n)
 {
-	struct perfmap_entry *v, *k;
-	size_t i, cap = 0, kline = 0;
+	uint64_t *bound = NULL;
+	struct heap h = { NULL, 0 };
+	size_t i, j = 0, nb = 0, cap = 0, last_w = SIZE_MAX;
+	int ret = -1;
 
+	if (!n)
+		return 0;
 	qsort(r, n, sizeof(*r), by_start);
+	bound = malloc(2 * n * sizeof(*bound));
+	h.v = malloc(n * sizeof(*h.v));
+	if (!bound || !h.v)
+		goto out;
 	for (i = 0; i < n; i++) {
-		k = m->n ? &m->v[m->n - 1] : NULL;
-		if (k && r[i].start < k->end) {
-			if (r[i].line > kline) {
-				k->end = r[i].start; /* the newer one takes over from its start */
-				if (k->end == k->start)
-					m->n--;
-			} else if (r[i].end > k->end) {
-				r[i].start = k->end; /* the older one keeps what is past the newer */
-			} else {
-				continue;
-			}
-		}
-		v = array_grow(m->v, &cap, m->n + 1, sizeof(*v), PERFMAP_MAX_ENTRIES);
-		if (!v)
-			return -1;
-		m->v = v;
-		v[m->n].start = r[i].start;
-		v[m->n].end = r[i].end;
-		v[m->n++].name = r[i].name;
-		kline = r[i].line;
+		bound[nb++] = r[i].start;
+		bound[nb++] = r[i].end;
 	}
-	return 0;
+	qsort(bound, nb, sizeof(*bound), by_u64);
+	for (i = 0; i + 1 < nb; i++) {
+		uint64_t at = bound[i], next = bound[i + 1];
+
+		if (at == next)
+			continue;
+		while (j < n && r[j].start <= at)
+			heap_push(&h, r, j++);
+		while (h.n && r[h.v[0]].end <= at)
+			heap_pop(&h, r); /* ended: newer ranges ending later stay */
+		if (h.n && emit(m, &cap, &r[h.v[0]], at, next, &last_w, h.v[0]) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(bound);
+	free(h.v);
+	return ret;
 }
 
 int perfmap_parse(struct perfmap *m, const char *text, size_t len)

@@ -17,7 +17,8 @@
  *    PERFMAP_MAX_ENTRIES entries are kept;
  *  - a later line for an overlapping range wins (a JIT reuses freed code
  *    memory and appends the new function): the entries are sorted by start
- *    and disjoint, earlier overlapping ranges cut or dropped;
+ *    and disjoint, every byte named by the last line that covers it (an
+ *    earlier range keeps the parts no later one covers);
  *  - names live in the table's own block and stay valid until release.
  */
 #include <stddef.h>
