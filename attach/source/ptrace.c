@@ -54,22 +54,12 @@ static struct recorder *recorders_get(struct recorders *rs, struct profile *prof
 /* Add up the recorders' statistics into the first one's; free all but the first. */
 static void recorders_release(struct recorders *rs, struct record_stats *total)
 {
-	const struct record_stats *st;
-	int i, c;
+	int i;
 
 	for (i = 1; i < rs->n; i++) {
 		if (!rs->rec[i])
 			continue;
-		st = recorder_stats(rs->rec[i]);
-		total->stacks += st->stacks;
-		total->frames += st->frames;
-		total->truncated += st->truncated;
-		total->partial += st->partial;
-		for (c = 0; c < UNWIND_NCAUSES; c++)
-			total->partial_by[c] += st->partial_by[c];
-		total->recovered += st->recovered;
-		total->failed += st->failed;
-		total->repeated += st->repeated;
+		record_stats_add(total, recorder_stats(rs->rec[i]));
 		recorder_free(rs->rec[i]);
 	}
 	rs->n = 1;

@@ -311,6 +311,25 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 	return 0;
 }
 
+void record_stats_add(struct record_stats *a, const struct record_stats *b)
+{
+	unsigned c;
+
+	a->stacks += b->stacks;
+	a->frames += b->frames;
+	a->truncated += b->truncated;
+	a->partial += b->partial;
+	for (c = 0; c < UNWIND_NCAUSES; c++)
+		a->partial_by[c] += b->partial_by[c];
+	a->recovered += b->recovered;
+	a->failed += b->failed;
+	a->repeated += b->repeated;
+	a->lines_addrs += b->lines_addrs;
+	a->lines_found += b->lines_found;
+	a->lines_objects += b->lines_objects;
+	a->lines_ns += b->lines_ns;
+}
+
 const struct record_stats *recorder_stats(const struct recorder *r)
 {
 	return &r->stats;
@@ -436,6 +455,7 @@ void recorder_lines(struct recorder *r, struct debuginfo *di)
 	struct space_obj *o;
 	uint8_t *tried, *used;
 	size_t nobj, i;
+	uint64_t t0 = clock_mono_ns();
 
 	if (!r || !di)
 		return;
@@ -450,14 +470,22 @@ void recorder_lines(struct recorder *r, struct debuginfo *di)
 
 		if (!sl->used || !(o = space_find(r->space, sl->key)) || o->index >= nobj)
 			continue;
+		r->stats.lines_addrs++;
 		lines = obj_lines(r, di, o, per_obj, tried, nobj);
-		if (lines && location_lines(r, lines, o, sl->key, sl->value))
+		if (lines && location_lines(r, lines, o, sl->key, sl->value)) {
 			used[o->index] = 1;
+			r->stats.lines_found++;
+		}
 	}
-	for (i = 0; i < nobj; i++)
-		if (used[i] && i < r->nmap_ids && r->map_ids[i])
+	for (i = 0; i < nobj; i++) {
+		if (!used[i])
+			continue;
+		r->stats.lines_objects++;
+		if (i < r->nmap_ids && r->map_ids[i])
 			profile_mapping_set_flags(r->prof, r->map_ids[i], 1, 1, 1, 1);
+	}
 out:
+	r->stats.lines_ns += clock_mono_ns() - t0;
 	free(per_obj);
 	free(tried);
 	free(used);

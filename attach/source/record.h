@@ -42,7 +42,15 @@ struct record_stats {
 	uint64_t recovered;   /* stacks completed by frame-pointer recovery */
 	uint64_t failed;      /* stacks the profile refused (caps) */
 	uint64_t repeated;    /* samples that reused a key's last stack */
+	/* recorder_lines(): */
+	uint64_t lines_addrs;   /* distinct addresses looked at */
+	uint64_t lines_found;   /* ... that got source lines */
+	uint64_t lines_objects; /* objects whose DWARF gave lines */
+	uint64_t lines_ns;      /* time it took (finding debug files included) */
 };
+
+/* Add the counts of b to a. */
+void record_stats_add(struct record_stats *a, const struct record_stats *b);
 
 /*
  * A recorder adding to prof for process pid, keeping at most max_depth
