@@ -3,9 +3,11 @@
  * an anonymous executable page, writes two functions into it (machine
  * code for a counting loop), and writes /tmp/perf-PID.map naming them
  * "jit_hot" and "jit_cold" (the convention of node --perf-basic-prof and
- * other JITs). The thread "jitter" calls jit_hot with four times
- * jit_cold's count in a loop, so jit_hot takes ~80% of its time. On
- * SIGTERM or SIGINT the map file is removed.
+ * other JITs). jit_hot is a frameless leaf; jit_cold keeps a frame record
+ * (push rbp; mov rbp, rsp), as JITs do. Neither has CFI. The thread
+ * "jitter" calls jit_hot with four times jit_cold's count in a loop, so
+ * jit_hot takes ~80% of its time. On SIGTERM or SIGINT the map file is
+ * removed.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -19,8 +21,11 @@
 
 typedef uint64_t loop_fn(uint64_t n);
 
-/* mov rax, rdi; loop: sub rax, 1; jnz loop; ret — padded to 64 bytes. */
-static const unsigned char loop_code[] = { 0x48, 0x89, 0xf8, 0x48, 0x83, 0xe8, 0x01, 0x75, 0xfa, 0xc3 };
+/* mov rax, rdi; loop: sub rax, 1; jnz loop; ret */
+static const unsigned char leaf_code[] = { 0x48, 0x89, 0xf8, 0x48, 0x83, 0xe8, 0x01, 0x75, 0xfa, 0xc3 };
+/* push rbp; mov rbp, rsp; mov rax, rdi; loop: sub rax, 1; jnz loop; pop rbp; ret */
+static const unsigned char frame_code[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x89, 0xf8, 0x48,
+					    0x83, 0xe8, 0x01, 0x75, 0xfa, 0x5d, 0xc3 };
 
 static char map_path[64];
 static loop_fn *hot, *cold;
@@ -53,8 +58,8 @@ int main(void)
 	if (code == MAP_FAILED)
 		return 1;
 	memset(code, 0xcc, 4096);
-	memcpy(code + 0x40, loop_code, sizeof(loop_code));
-	memcpy(code + 0x80, loop_code, sizeof(loop_code));
+	memcpy(code + 0x40, leaf_code, sizeof(leaf_code));
+	memcpy(code + 0x80, frame_code, sizeof(frame_code));
 	if (mprotect(code, 4096, PROT_READ | PROT_EXEC) < 0)
 		return 1;
 	hot = (loop_fn *)(void *)(code + 0x40);
