@@ -2,7 +2,7 @@
 # Source lines and inlined frames (issue 16) on tests/targets/lines (-O2
 # -g): go tool pprof -lines -top gives mix()'s hot line (an always_inline
 # helper) at least 60% and cold()'s line 5-30%; -traces shows mix (inline)
-# right above work; the mappings say they have file names, line numbers
+# right above work; -list shows work's source with time on mix's call; the mappings say they have file names, line numbers
 # and inlined frames; --no-lines leaves them out. The other kinds carry
 # lines too: a thread snapshot's dump marks nap() inlined at its line, the
 # text form appends FILE:LINE, a wall profile and a heap profile (through
@@ -41,6 +41,9 @@ check "the hot line is mix's, marked inline" grep -qE " mix [^ ]*lines.c:$HOT \(
 go tool pprof -traces -symbolize=none "$WORK/cpu.pb.gz" >"$WORK/traces.txt" 2>/dev/null
 check "-traces: mix (inline) directly above work" \
 	awk '/mix \(inline\)$/ { getline; if ($1 == "work") ok = 1 } END { exit !ok }' "$WORK/traces.txt"
+go tool pprof -list '^work$' -symbolize=none "$WORK/cpu.pb.gz" >"$WORK/list.txt" 2>/dev/null
+check "-list work: the source, with mix's call line holding time" \
+	grep -qE '^ +[.0-9a-z]+ +[0-9.]+m?s +[0-9]+:.*x = mix\(x\);' "$WORK/list.txt" || cat "$WORK/list.txt"
 go tool pprof -top -symbolize=none "$WORK/cpu.pb.gz" >"$WORK/top.txt" 2>/dev/null
 check "-top without -lines lists the inlined helper as a function of its own" \
 	grep -qE ' mix \(inline\)$' "$WORK/top.txt" || cat "$WORK/top.txt"

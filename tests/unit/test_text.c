@@ -16,6 +16,7 @@
 #include "common/buf.h"
 #include "model/profile.h"
 #include "writer/text.h"
+#include "writer/top.h"
 
 struct fixture {
 	struct profile *p;
@@ -180,6 +181,23 @@ static void test_dump(void **state)
 	buf_release(&out);
 }
 
+/* The top table leaves out nothing that holds samples: an address without a name too. */
+static void test_top_unnamed(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t a[] = { f->anon, f->root }, b[] = { f->leaf, f->root };
+	struct buf out;
+
+	add(f->p, a, 2, 3, "jit", 13, NULL, NULL);
+	add(f->p, b, 2, 1, "server", 10, NULL, NULL);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(top_write(f->p, 0, 10, &out), 0);
+	assert_non_null(strstr((char *)out.data, " 75.00%  0xdead\n"));
+	assert_non_null(strstr((char *)out.data, " 25.00%  epoll_wait\n"));
+	assert_non_null(strstr((char *)out.data, "100.00%  main\n"));
+	buf_release(&out);
+}
+
 /* Go's legacy heap form: totals header with heap/2*rate, records by in-use bytes. */
 static void test_heap_form(void **state)
 {
@@ -225,6 +243,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_count_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_form, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_top_unnamed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
