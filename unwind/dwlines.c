@@ -9,7 +9,9 @@
  * is a frame whose caller runs the line in its DW_AT_call_line, and the
  * first DW_TAG_subprogram ends the chain. The innermost frame's line is
  * the line table's row for the address. File names relative to the
- * unit's compilation directory are made absolute once and kept.
+ * unit's compilation directory are made absolute once and kept, and
+ * every chain looked up is kept too (the next capture of a series asks
+ * for mostly the same addresses).
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -25,6 +27,8 @@
 #define CU_MAX (1u << 20)      /* compile units in the fallback table */
 #define RANGES_PER_CU 4096     /* ranges read from one unit */
 #define POOL_MAX (64u << 20)   /* bytes of joined file names */
+#define MEMO_MAX (1u << 20)    /* addresses whose chains are kept */
+#define MEMO_FRAMES (4u << 20) /* frames kept for them */
 
 /* A unit's address range, for files without .debug_aranges. */
 struct cu_range {
@@ -47,6 +51,10 @@ struct dwlines {
 	struct u64map joined; /* libdw's file name pointer -> our absolute copy */
 	struct pool_chunk *pool;
 	size_t pool_bytes;
+	/* Chains already looked up: vaddr -> (first frame in memo_frames) << 8 | count. */
+	struct u64map memo;
+	struct dwlines_frame *memo_frames;
+	size_t nmemo_frames, memo_cap;
 };
 
 static struct dwlines *dwlines_from_elf(Elf *elf, int fd)
@@ -68,6 +76,7 @@ static struct dwlines *dwlines_from_elf(Elf *elf, int fd)
 	d->elf = elf;
 	d->dw = dw;
 	u64map_init(&d->joined, 1u << 20);
+	u64map_init(&d->memo, MEMO_MAX);
 	return d;
 fail:
 	if (elf)
@@ -103,6 +112,8 @@ void dwlines_free(struct dwlines *d)
 		close(d->fd);
 	free(d->cus);
 	u64map_release(&d->joined);
+	u64map_release(&d->memo);
+	free(d->memo_frames);
 	for (c = d->pool; c; c = n) {
 		n = c->next;
 		free(c);
@@ -245,7 +256,44 @@ static void frame_fill(struct dwlines *d, Dwarf_Die *cu, Dwarf_Die *fn, struct d
 	f->start_line = dwarf_decl_line(fn, &line) == 0 && line > 0 ? line : 0;
 }
 
+/* Keep the chain out[0..n) of vaddr for the next capture (best effort). */
+static void memo_put(struct dwlines *d, uint64_t vaddr, const struct dwlines_frame *out, size_t n)
+{
+	struct dwlines_frame *v;
+
+	if (n > 255)
+		return;
+	v = array_grow(d->memo_frames, &d->memo_cap, d->nmemo_frames + n + 1, sizeof(*v), MEMO_FRAMES);
+	if (!v)
+		return;
+	d->memo_frames = v;
+	memcpy(v + d->nmemo_frames, out, n * sizeof(*v));
+	if (u64map_put(&d->memo, vaddr, (uint64_t)d->nmemo_frames << 8 | n) == 0)
+		d->nmemo_frames += n;
+}
+
+static size_t lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *out, size_t max);
+
 size_t dwlines_lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *out, size_t max)
+{
+	uint64_t v;
+	size_t n;
+
+	if (!d || !max)
+		return 0;
+	if (u64map_get(&d->memo, vaddr, &v)) {
+		n = (size_t)(v & 0xff) < max ? (size_t)(v & 0xff) : max;
+		memcpy(out, d->memo_frames + (v >> 8), n * sizeof(*out));
+		return n;
+	}
+	n = lookup(d, vaddr, out, max);
+	if (max >= DWLINES_MAX_FRAMES)
+		memo_put(d, vaddr, out, n);
+	return n;
+}
+
+/* The chain from libdw: the compile unit, the line row, the scopes. */
+static size_t lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *out, size_t max)
 {
 	Dwarf_Die cu_mem, *cu, inner, *scopes = NULL;
 	Dwarf_Attribute a;
@@ -255,8 +303,6 @@ size_t dwlines_lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *o
 	int n, i, ln;
 	size_t k = 0;
 
-	if (!d || !max)
-		return 0;
 	cu = cu_of(d, vaddr, &cu_mem);
 	if (!cu)
 		return 0;

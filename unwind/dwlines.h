@@ -18,6 +18,9 @@
  *    and the pool; the strings it returns live as long as it does;
  *  - dwlines_open() fails (NULL) for a file without .debug_info or
  *    without a line table: it could give no lines;
+ *  - an address is looked up in libdw once: its chain is kept (at most
+ *    a million addresses), so later lookups, in later captures too, are
+ *    a hash probe;
  *  - not thread-safe: one thread uses a dwlines.
  */
 #include <stddef.h>
