@@ -2,12 +2,15 @@
  * dwlines.c — an address's inline chain from libdw. The compile unit
  * holding the address comes from .debug_aranges (dwarf_addrdie), or from a
  * table of the units' own address ranges built once when the file has no
- * aranges (clang's default). The innermost scope at the address gives the
- * physical nesting of DIEs (dwarf_getscopes_die, as eu-addr2line does:
- * dwarf_getscopes follows an inlined instance into its abstract origin,
- * not out to its caller); each DW_TAG_inlined_subroutine in that nesting
- * is a frame whose caller runs the line in its DW_AT_call_line, and the
- * first DW_TAG_subprogram ends the chain. The innermost frame's line is
+ * aranges (clang's default). The function around the address comes from
+ * the unit's table of function ranges (unwind/dwfuncs.h), and the inlined
+ * instances inside it from a descent through the DIEs that hold the
+ * address (libdw's dwarf_getscopes() walks the whole unit on every call:
+ * 43 ms an address in a large C++ program); a function the table lacks is
+ * found with dwarf_getscopes() and dwarf_getscopes_die(), as eu-addr2line
+ * does. Each DW_TAG_inlined_subroutine in the nesting is a frame whose
+ * caller runs the line in its DW_AT_call_line; the function ends the
+ * chain. The innermost frame's line is
  * the line table's row for the address. File names relative to the
  * unit's compilation directory are made absolute once and kept, and
  * every chain looked up is kept too (the next capture of a series asks
@@ -22,6 +25,7 @@
 
 #include "common/array.h"
 #include "common/u64map.h"
+#include "unwind/dwfuncs.h"
 #include "unwind/dwlines.h"
 
 #define CU_MAX (1u << 20)      /* compile units in the fallback table */
@@ -29,6 +33,7 @@
 #define POOL_MAX (64u << 20)   /* bytes of joined file names */
 #define MEMO_MAX (1u << 20)    /* addresses whose chains are kept */
 #define MEMO_FRAMES (4u << 20) /* frames kept for them */
+#define NEST_MAX 256           /* blocks and inlined instances descended into */
 
 /* A unit's address range, for files without .debug_aranges. */
 struct cu_range {
@@ -55,6 +60,7 @@ struct dwlines {
 	struct u64map memo;
 	struct dwlines_frame *memo_frames;
 	size_t nmemo_frames, memo_cap;
+	struct dwfuncs *funcs; /* each unit's function ranges */
 };
 
 static struct dwlines *dwlines_from_elf(Elf *elf, int fd)
@@ -75,6 +81,7 @@ static struct dwlines *dwlines_from_elf(Elf *elf, int fd)
 	d->fd = fd;
 	d->elf = elf;
 	d->dw = dw;
+	d->funcs = dwfuncs_new(dw);
 	u64map_init(&d->joined, 1u << 20);
 	u64map_init(&d->memo, MEMO_MAX);
 	return d;
@@ -106,6 +113,7 @@ void dwlines_free(struct dwlines *d)
 
 	if (!d)
 		return;
+	dwfuncs_free(d->funcs);
 	dwarf_end(d->dw);
 	elf_end(d->elf);
 	if (d->fd >= 0)
@@ -292,25 +300,63 @@ size_t dwlines_lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *o
 	return n;
 }
 
-/* The chain from libdw: the compile unit, the line row, the scopes. */
-static size_t lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *out, size_t max)
+/* The line of the call that an inlined instance stands for, 0 unknown. */
+static int64_t call_line(Dwarf_Die *inl)
 {
-	Dwarf_Die cu_mem, *cu, inner, *scopes = NULL;
 	Dwarf_Attribute a;
-	Dwarf_Line *row;
 	Dwarf_Word w;
-	int64_t line = 0;
-	int n, i, ln;
-	size_t k = 0;
 
-	cu = cu_of(d, vaddr, &cu_mem);
-	if (!cu)
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &w) == 0 && w < INT32_MAX)
+		return (int64_t)w;
+	return 0;
+}
+
+/*
+ * From the function around vaddr (dwfuncs) down through the inlined
+ * instances and blocks that hold it: nest[0] the function, then each
+ * inlined instance, outermost first. The count, 0 when there is none.
+ */
+static size_t nest_down(struct dwlines *d, Dwarf_Die *cu, uint64_t vaddr, Dwarf_Die *nest,
+			size_t max)
+{
+	Dwarf_Die cur, child;
+	size_t n = 0, depth;
+	int found;
+
+	if (dwfuncs_find(d->funcs, cu, vaddr, &nest[0]) < 0)
 		return 0;
-	row = dwarf_getsrc_die(cu, vaddr);
-	if (row && dwarf_lineno(row, &ln) == 0 && ln > 0)
-		line = ln;
-	n = dwarf_getscopes(cu, vaddr, &scopes);
-	if (n <= 0) {
+	n = 1;
+	cur = nest[0];
+	for (depth = 0; depth < NEST_MAX && dwarf_child(&cur, &child) == 0; depth++) {
+		found = 0;
+		do {
+			int tag = dwarf_tag(&child);
+
+			if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
+			     tag == DW_TAG_try_block || tag == DW_TAG_catch_block) &&
+			    dwarf_haspc(&child, vaddr) == 1) {
+				if (tag == DW_TAG_inlined_subroutine && n < max)
+					nest[n++] = child;
+				cur = child;
+				found = 1;
+				break;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+		if (!found)
+			break;
+	}
+	return n;
+}
+
+/* The same from libdw's scope search (functions dwfuncs does not index). */
+static size_t nest_scopes(Dwarf_Die *cu, uint64_t vaddr, Dwarf_Die *nest, size_t max)
+{
+	Dwarf_Die inner, *scopes = NULL;
+	size_t n = 0, k;
+	int ns, i;
+
+	ns = dwarf_getscopes(cu, vaddr, &scopes);
+	if (ns <= 0) {
 		free(scopes);
 		return 0;
 	}
@@ -318,27 +364,50 @@ static size_t lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *ou
 	inner = scopes[0];
 	free(scopes);
 	scopes = NULL;
-	n = dwarf_getscopes_die(&inner, &scopes);
-	if (n <= 0) {
-		free(scopes);
-		return 0;
-	}
-	for (i = 0; i < n && k < max; i++) {
+	ns = dwarf_getscopes_die(&inner, &scopes);
+	for (i = 0; i < ns && n < max; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
 		    tag != DW_TAG_entry_point)
 			continue;
-		frame_fill(d, cu, &scopes[i], &out[k]);
-		out[k++].line = line;
+		nest[n++] = scopes[i];
 		if (tag != DW_TAG_inlined_subroutine)
 			break;
-		/* The caller runs the line of the call. */
-		line = 0;
-		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &w) == 0 &&
-		    w < INT32_MAX)
-			line = (int64_t)w;
 	}
 	free(scopes);
+	/* Innermost first from libdw: turn it around, the function first. */
+	for (k = 0; k < n / 2; k++) {
+		inner = nest[k];
+		nest[k] = nest[n - 1 - k];
+		nest[n - 1 - k] = inner;
+	}
+	return n;
+}
+
+/* The chain from libdw: the compile unit, the line row, the nesting. */
+static size_t lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *out, size_t max)
+{
+	Dwarf_Die cu_mem, *cu, nest[DWLINES_MAX_FRAMES];
+	Dwarf_Line *row;
+	int64_t line = 0;
+	size_t n, k = 0, i;
+	int ln;
+
+	cu = cu_of(d, vaddr, &cu_mem);
+	if (!cu)
+		return 0;
+	row = dwarf_getsrc_die(cu, vaddr);
+	if (row && dwarf_lineno(row, &ln) == 0 && ln > 0)
+		line = ln;
+	n = nest_down(d, cu, vaddr, nest, DWLINES_MAX_FRAMES);
+	if (!n)
+		n = nest_scopes(cu, vaddr, nest, DWLINES_MAX_FRAMES);
+	/* Innermost first; each caller runs the line of the call into it. */
+	for (i = n; i-- > 0 && k < max;) {
+		frame_fill(d, cu, &nest[i], &out[k]);
+		out[k++].line = line;
+		line = call_line(&nest[i]);
+	}
 	return k;
 }

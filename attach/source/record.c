@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attach/source/record.h"
 #include "common/proc.h"
@@ -328,6 +329,7 @@ void record_stats_add(struct record_stats *a, const struct record_stats *b)
 	a->lines_found += b->lines_found;
 	a->lines_objects += b->lines_objects;
 	a->lines_ns += b->lines_ns;
+	a->lines_cpu_ns += b->lines_cpu_ns;
 }
 
 const struct record_stats *recorder_stats(const struct recorder *r)
@@ -379,6 +381,14 @@ size_t recorder_stack_used(const struct recorder *r, unsigned region, int *overr
 {
 	*complete = !(r->last_flags & (UNWIND_PARTIAL | UNWIND_TRUNCATED));
 	return unwinder_stack_used(r->unw, region, overran);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int open_obj(void *ctx)
@@ -455,7 +465,7 @@ void recorder_lines(struct recorder *r, struct debuginfo *di)
 	struct space_obj *o;
 	uint8_t *tried, *used;
 	size_t nobj, i;
-	uint64_t t0 = clock_mono_ns();
+	uint64_t t0 = clock_mono_ns(), c0 = thread_cpu_ns();
 
 	if (!r || !di)
 		return;
@@ -486,6 +496,7 @@ void recorder_lines(struct recorder *r, struct debuginfo *di)
 	}
 out:
 	r->stats.lines_ns += clock_mono_ns() - t0;
+	r->stats.lines_cpu_ns += thread_cpu_ns() - c0;
 	free(per_obj);
 	free(tried);
 	free(used);

@@ -47,6 +47,7 @@ struct record_stats {
 	uint64_t lines_found;   /* ... that got source lines */
 	uint64_t lines_objects; /* objects whose DWARF gave lines */
 	uint64_t lines_ns;      /* time it took (finding debug files included) */
+	uint64_t lines_cpu_ns;  /* ... of which CPU time */
 };
 
 /* Add the counts of b to a. */
