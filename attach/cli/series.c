@@ -20,7 +20,6 @@
 #include "common/err.h"
 #include "common/proc.h"
 #include "model/profile.h"
-#include "unwind/debuginfo.h"
 
 #define TOP_N 10
 
@@ -123,7 +122,7 @@ int series_run(const struct options *o, const struct target *t)
 		return EXIT_USAGE;
 	}
 	/* Debug files are found once and kept for every capture of the series. */
-	if (!o->no_lines && !(debug = debuginfo_new())) {
+	if (!o->no_lines && !(debug = capture_debug_new())) {
 		error("out of memory");
 		return EXIT_INTERNAL;
 	}
@@ -163,7 +162,7 @@ int series_run(const struct options *o, const struct target *t)
 	}
 	if (sigfd >= 0)
 		close(sigfd);
-	debuginfo_free(debug);
+	capture_debug_free(debug);
 	/* A series the target cut short is partial if anything was written. */
 	if ((code == EXIT_GONE || code == EXIT_PARTIAL) && o->every_ns)
 		code = written ? EXIT_PARTIAL : EXIT_GONE;

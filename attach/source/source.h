@@ -93,6 +93,14 @@ struct source {
 extern const struct source source_ptrace;  /* ptrace.c */
 extern const struct source source_segment; /* shim.c */
 
+/*
+ * The run's cache of debug files for source lines (unwind/debuginfo.h),
+ * kept across the captures of a series and handed to each in
+ * capture_req.debug; NULL when out of memory. A deliberate pair.
+ */
+struct debuginfo *capture_debug_new(void);
+void capture_debug_free(struct debuginfo *d);
+
 /* Declare r's sample types, period type (with period) and default type in prof. 0 or -1. */
 int capture_declare(const struct capture_req *r, struct profile *prof, int64_t period);
 
