@@ -29,7 +29,7 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wfo
 CPPFLAGS += -I. -I$(B) -D_GNU_SOURCE
 BASE_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -pthread
 ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS)
-LIBS     := -lunwind-x86_64 -lunwind -lelf -lz -lprotobuf-c -lstdc++ -lm -pthread
+LIBS     := -lunwind-x86_64 -lunwind -ldw -ldebuginfod -lelf -llzma -lz -lprotobuf-c -lstdc++ -lm -pthread
 
 # Everything but the program's main() goes into one static library that the
 # program and the unit tests link against.
@@ -86,6 +86,13 @@ TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/heapload-%) \
 		$(B)/tests/targets/heapload-static-jemalloc)
 TARGET_SRC := $(filter-out tests/targets/heapplugin.c,$(TARGET_SRC))
 TARGET_BIN := $(filter-out $(B)/tests/targets/heapplugin,$(TARGET_BIN))
+# Source lines (tests/e2e/t_lines.sh, t_debugfiles.sh): lines is built
+# -O2 -g; its stripped copies keep their debug information elsewhere: a
+# file to put under a .build-id directory or serve from debuginfod (-bid),
+# one named by .gnu_debuglink beside it (-link), MiniDebugInfo (-mini).
+# Each copy is compiled with its own VARIANT, so each has its own build ID.
+LINES_VARIANTS := bid link mini
+TARGET_BIN += $(LINES_VARIANTS:%=$(B)/tests/targets/lines-%) $(B)/tests/targets/manyfn-stripped
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
@@ -183,6 +190,36 @@ $(B)/tests/targets/libheapplugin.so: tests/targets/heapplugin.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -fPIC -shared -o $@ $< -ljemalloc
 
+$(B)/tests/targets/lines: tests/targets/lines.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -g -o $@ $< -lm
+
+$(B)/tests/targets/lines-%.full: tests/targets/lines.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -g -DVARIANT='"$*"' -o $@ $< -lm
+
+$(B)/tests/targets/lines-bid: $(B)/tests/targets/lines-bid.full
+	objcopy --only-keep-debug $< $@.debug
+	objcopy --strip-all $< $@
+
+$(B)/tests/targets/lines-link: $(B)/tests/targets/lines-link.full
+	objcopy --only-keep-debug $< $@.debug
+	objcopy --strip-all --add-gnu-debuglink=$@.debug $< $@
+
+# Fedora's recipe: the functions .dynsym lacks, as an xz-compressed ELF in .gnu_debugdata.
+$(B)/tests/targets/lines-mini: $(B)/tests/targets/lines-mini.full
+	nm -D --format=posix --defined-only $< | awk '{ print $$1 }' | sort >$@.dynsyms
+	nm --format=posix --defined-only $< | awk '$$2 ~ /^[Tt]$$/ { print $$1 }' | sort >$@.funcs
+	comm -13 $@.dynsyms $@.funcs >$@.keep
+	objcopy --only-keep-debug $< $@.dbg
+	objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols=$@.keep $@.dbg $@.minidebug
+	rm -f $@.minidebug.xz && xz -k $@.minidebug
+	objcopy --strip-all --remove-section .comment --add-section .gnu_debugdata=$@.minidebug.xz $< $@
+	rm -f $@.dynsyms $@.funcs $@.keep $@.dbg $@.minidebug $@.minidebug.xz
+
+$(B)/tests/targets/%-stripped: $(B)/tests/targets/%
+	objcopy --strip-all $< $@
+
 $(B)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -lm
@@ -213,12 +250,14 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/symtab.c unwind/cfitab.c attach/source/segment.c attach/engine/sigframe.c
+FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/symtab.c unwind/cfitab.c \
+	unwind/dwlines.c unwind/dwfuncs.c unwind/debugfind.c unwind/minidebug.c unwind/perfmap.c \
+	attach/source/segment.c attach/engine/sigframe.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ $< $(FUZZ_LIB) -lelf -lz -pthread
+		-fno-sanitize-recover=all -o $@ $< $(FUZZ_LIB) -ldw -lelf -llzma -lz -pthread
 
 fuzz:
 	scripts/install-deps fuzz

@@ -41,6 +41,7 @@ struct profile {
 	struct profile_location *locations;
 	size_t nlocations, locations_cap;
 	struct hash location_index;
+	int location_index_stale; /* lines changed since it was built: rebuild before use */
 	struct sampletab samples;
 	uint64_t dropped;
 };
@@ -271,13 +272,55 @@ static int location_eq(const void *ctx, uint32_t entry)
 	       (!k->nlines || memcmp(l->lines, k->lines, k->nlines * sizeof(*k->lines)) == 0);
 }
 
+/* The index hash of a location's key. */
+static uint32_t location_hash(uint64_t mapping_id, uint64_t address,
+			      const struct profile_line *lines, size_t nlines)
+{
+	uint64_t h = HASH_SEED;
+
+	h = hash_u64(h, mapping_id);
+	h = hash_u64(h, address);
+	for (size_t i = 0; i < nlines; i++) {
+		h = hash_u64(h, lines[i].function_id);
+		h = hash_u64(h, (uint64_t)lines[i].line);
+	}
+	return hash_finish(h);
+}
+
+/* Whether lines[0..nlines) may be stored: each names an existing function. */
+static int lines_valid(const struct profile *p, const struct profile_line *lines, size_t nlines)
+{
+	if (nlines && !lines)
+		return 0;
+	for (size_t i = 0; i < nlines; i++)
+		if (lines[i].function_id == 0 || lines[i].function_id > p->nfunctions)
+			return 0;
+	return 1;
+}
+
+/* Build the location index anew after lines changed. 0 or -1. */
+static int location_reindex(struct profile *p)
+{
+	const struct profile_location *l;
+
+	hash_release(&p->location_index);
+	for (size_t i = 0; i < p->nlocations; i++) {
+		l = &p->locations[i];
+		if (hash_insert(&p->location_index,
+				location_hash(l->mapping_id, l->address, l->lines, l->nlines),
+				(uint32_t)i) < 0)
+			return -1;
+	}
+	p->location_index_stale = 0;
+	return 0;
+}
+
 uint64_t profile_intern_location(struct profile *p, uint64_t mapping_id, uint64_t address,
 				 const struct profile_line *lines, size_t nlines)
 {
 	struct location_key k = { p, mapping_id, address, lines, nlines };
 	struct profile_location *l;
 	struct profile_line *copy = NULL;
-	uint64_t h = HASH_SEED;
 	uint32_t hv;
 	int64_t found;
 
@@ -287,15 +330,13 @@ uint64_t profile_intern_location(struct profile *p, uint64_t mapping_id, uint64_
 		profile_drop(p);
 		return 0;
 	}
-	h = hash_u64(h, mapping_id);
-	h = hash_u64(h, address);
-	for (size_t i = 0; i < nlines; i++) {
-		if (lines[i].function_id == 0 || lines[i].function_id > p->nfunctions)
-			return 0;
-		h = hash_u64(h, lines[i].function_id);
-		h = hash_u64(h, (uint64_t)lines[i].line);
+	if (!lines_valid(p, lines, nlines))
+		return 0;
+	if (p->location_index_stale && location_reindex(p) < 0) {
+		profile_drop(p);
+		return 0;
 	}
-	hv = hash_finish(h);
+	hv = location_hash(mapping_id, address, lines, nlines);
 	found = hash_find(&p->location_index, hv, location_eq, &k);
 	if (found >= 0)
 		return (uint64_t)found + 1;
@@ -318,6 +359,31 @@ uint64_t profile_intern_location(struct profile *p, uint64_t mapping_id, uint64_
 	l->nlines = nlines;
 	l->symbol_offset = -1;
 	return ++p->nlocations;
+}
+
+int profile_location_set_lines(struct profile *p, uint64_t id, const struct profile_line *lines,
+			       size_t nlines)
+{
+	struct profile_line *copy = NULL;
+	struct profile_location *l;
+
+	if (id == 0 || id > p->nlocations || nlines > PROFILE_MAX_STACK ||
+	    !lines_valid(p, lines, nlines))
+		return -1;
+	l = &p->locations[id - 1];
+	if (nlines == l->nlines && (!nlines || !memcmp(l->lines, lines, nlines * sizeof(*lines))))
+		return 0;
+	if (nlines <= l->nlines) {
+		copy = (struct profile_line *)l->lines; /* ours: from the arena */
+	} else if (!(copy = arena_alloc(&p->data, nlines * sizeof(*copy)))) {
+		return profile_drop(p);
+	}
+	if (nlines)
+		memcpy(copy, lines, nlines * sizeof(*copy));
+	l->lines = nlines ? copy : NULL;
+	l->nlines = nlines;
+	p->location_index_stale = 1;
+	return 0;
 }
 
 int profile_location_set_offset(struct profile *p, uint64_t id, int64_t offset)

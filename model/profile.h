@@ -145,6 +145,16 @@ uint64_t profile_intern_function(struct profile *p, const char *name, const char
 uint64_t profile_intern_location(struct profile *p, uint64_t mapping_id, uint64_t address,
 				 const struct profile_line *lines, size_t nlines);
 
+/*
+ * Replace the lines of location id (a symbolizer that learnt more after
+ * the capture: source lines, inlined frames). Same order as for
+ * profile_intern_location(); every function id must exist. The location
+ * keeps its id, so samples need no change; a later intern of the new key
+ * finds it. 0 or -1 (unknown id, bad lines, memory).
+ */
+int profile_location_set_lines(struct profile *p, uint64_t id, const struct profile_line *lines,
+			       size_t nlines);
+
 /* Record how far into its function a location's address is. 0 or -1. */
 int profile_location_set_offset(struct profile *p, uint64_t id, int64_t offset);
 

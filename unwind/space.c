@@ -19,8 +19,10 @@
 #include "common/array.h"
 #include "common/proc.h"
 #include "unwind/cfitab.h"
+#include "unwind/debugfind.h"
 #include "unwind/elfimg.h"
 #include "unwind/maps.h"
+#include "unwind/minidebug.h"
 #include "unwind/space.h"
 
 #define SPACE_MAX_OBJS 65536
@@ -32,6 +34,8 @@ struct image {
 	char *path;
 	struct elf_image *img;   /* NULL when unreadable */
 	struct elf_image *debug; /* separate debug file with .symtab, or NULL */
+	struct elf_image *mini;  /* MiniDebugInfo (.gnu_debugdata), loaded on a miss */
+	int mini_state;          /* 0 not tried, 1 loaded, -1 none */
 	struct cfitab cfi[2];    /* by SPACE_CFI_* */
 	int cfi_state[2];        /* 0 not tried, 1 built, -1 none */
 	size_t index;            /* in struct space's images */
@@ -88,32 +92,21 @@ static int open_in_target(struct space *s, const struct map_entry *e)
 }
 
 /*
- * A separate debug file named by build id, as Debian's -dbg and -dbgsym
- * packages install them: it has the .symtab that stripped libraries lack.
- * Looked for in the target's root first, then in ours.
+ * A separate debug file (unwind/debugfind.h: by build ID, then by debug
+ * link), as Debian's -dbgsym packages install them: it has the .symtab
+ * that stripped objects lack.
  */
-static struct elf_image *open_debug(struct space *s, const char *build_id)
+static struct elf_image *open_debug(struct space *s, const char *path, const struct elf_image *img)
 {
-	char rel[160], p[200];
-	struct elf_image *img = NULL;
-	int fd, i;
+	struct elf_image *dbg = NULL;
+	enum debug_how how;
+	int fd = debugfind_open(s->pid, path, elf_image_build_id(img), img, &how);
 
-	if (strlen(build_id) < 4 || strlen(build_id) > 128)
-		return NULL;
-	snprintf(rel, sizeof(rel), "/usr/lib/debug/.build-id/%.2s/%s.debug", build_id,
-		 build_id + 2);
-	for (i = 0; i < 2 && !img; i++) {
-		if (i == 0)
-			snprintf(p, sizeof(p), "/proc/%d/root%s", (int)s->pid, rel);
-		else
-			snprintf(p, sizeof(p), "%s", rel);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		img = elf_image_open(fd);
+	if (fd >= 0) {
+		dbg = elf_image_open(fd);
 		close(fd);
 	}
-	return img;
+	return dbg;
 }
 
 /* The vDSO has no file: copy it out of the target (a few KiB, once). */
@@ -170,7 +163,7 @@ static struct image *image_get(struct space *s, const struct map_entry *e, int i
 		close(fd);
 	}
 	if (im->img && !is_vdso)
-		im->debug = open_debug(s, elf_image_build_id(im->img));
+		im->debug = open_debug(s, e->path, im->img);
 	im->index = s->nimages;
 	s->images[s->nimages++] = im;
 	return im;
@@ -348,6 +341,7 @@ void space_free(struct space *s)
 	for (i = 0; i < s->nimages; i++) {
 		elf_image_free(s->images[i]->img);
 		elf_image_free(s->images[i]->debug);
+		elf_image_free(s->images[i]->mini);
 		cfitab_release(&s->images[i]->cfi[0]);
 		cfitab_release(&s->images[i]->cfi[1]);
 		free(s->images[i]->path);
@@ -491,20 +485,51 @@ int space_read(struct space *s, uint64_t addr, void *out, size_t n)
 	return 0;
 }
 
+/* The object's MiniDebugInfo, decompressed on the first miss; NULL when none. */
+static struct elf_image *obj_mini(struct space *s, const struct space_obj *o)
+{
+	struct image *im;
+
+	if (o->is_vdso || o->image_index >= s->nimages)
+		return NULL;
+	im = s->images[o->image_index];
+	if (im->mini_state == 0) {
+		im->mini = minidebug_open(im->img);
+		im->mini_state = im->mini ? 1 : -1;
+	}
+	return im->mini;
+}
+
 const char *space_symbol(struct space *s, struct space_obj *obj, uint64_t addr, uint64_t *start)
 {
+	struct elf_image *mini;
 	const char *name;
 	uint64_t st = 0;
 
-	(void)s;
 	if (!obj || !obj->syms)
 		return NULL;
 	name = elf_image_symbol(obj->syms, addr - obj->bias, &st);
 	if (!name && obj->syms != obj->img && obj->img)
 		name = elf_image_symbol(obj->img, addr - obj->bias, &st);
+	if (!name && obj->syms == obj->img && (mini = obj_mini(s, obj)))
+		name = elf_image_symbol(mini, addr - obj->bias, &st);
 	if (name && start)
 		*start = st + obj->bias;
 	return name;
+}
+
+int space_open_obj(struct space *s, const struct space_obj *o)
+{
+	struct map_entry e;
+
+	if (!o || o->is_vdso || !o->text_end)
+		return -1;
+	memset(&e, 0, sizeof(e));
+	e.start = o->text_start;
+	e.end = o->text_end;
+	e.inode = o->inode;
+	e.path = o->path;
+	return open_in_target(s, &e);
 }
 
 struct space_obj *space_main(struct space *s)

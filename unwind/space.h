@@ -26,6 +26,10 @@
  *    at or above SPACE_CFI_WINDOW, in the kernel half of x86_64, which no
  *    target memory can occupy: space_read() answers those addresses from
  *    the tables, each file's in its own 4 GiB slot;
+ *  - symbols come from a separate debug file when one is found (build ID,
+ *    then .gnu_debuglink: unwind/debugfind.h), else the object's own
+ *    .symtab or .dynsym, then its MiniDebugInfo (decompressed on the
+ *    first address none of those names);
  *  - not thread-safe: one thread uses a space.
  */
 #include <stddef.h>
@@ -106,6 +110,13 @@ int space_read(struct space *s, uint64_t addr, void *out, size_t n);
  * *start set to its runtime address. NULL when unknown.
  */
 const char *space_symbol(struct space *s, struct space_obj *obj, uint64_t addr, uint64_t *start);
+
+/*
+ * A new read-only fd of obj's file, opened as its image was (map_files,
+ * the target's root, the host, the inode checked); -1 for the vDSO or
+ * when it cannot be. The caller closes it.
+ */
+int space_open_obj(struct space *s, const struct space_obj *obj);
 
 /* The main executable's object, or NULL when it has no mapping yet. */
 struct space_obj *space_main(struct space *s);

@@ -2,7 +2,8 @@
  * unwinder.c — one stack walk over a copied thread with libunwind's
  * remote API (the accessors are in access.c): stepping, telling why a step
  * failed, crossing signal frames and Go's stack roots, and the repairs
- * when a walk stops early (frame-pointer recovery, a PLT stub's leaf).
+ * when a walk stops early (frame-pointer recovery, a PLT stub's leaf, a
+ * JIT's frameless leaf or frame-record chain).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -341,6 +342,93 @@ static int recover_stub_leaf(struct unwinder *u, const struct thread_image *img,
 	return 0;
 }
 
+/* The word at addr on the copied stack of t. 0, or -1 when it was not copied. */
+static int stack_word(const struct thread_image *t, uint64_t addr, uint64_t *v)
+{
+	int k = unwind_region_of(t, addr);
+
+	if (k < 0)
+		return -1;
+	memcpy(v, t->stack[k].bytes + (addr - t->stack[k].addr), sizeof(*v));
+	return 0;
+}
+
+/*
+ * Whether ret can be where code in an object resumes after calling into
+ * JIT code: a return address inside a mapped object, just after a call
+ * instruction (a call into generated code is indirect, or goes through a
+ * stub).
+ */
+static int jit_return(struct unwinder *u, uint64_t ret)
+{
+	uint64_t target;
+
+	return space_find(u->space, ret) && callsite_classify(u->space, ret, &target) != CALLSITE_NONE;
+}
+
+/*
+ * A thread caught in code outside every object (a JIT's generated code,
+ * which has no CFI cprof can read) continues where a JIT's frames allow:
+ * either the leaf has no frame of its own and the word at sp is its
+ * return address into an object, or rbp (known when the thread was
+ * stopped) heads a chain of frame records (saved rbp, return address),
+ * the frame-pointer convention JITs keep (V8, the JVM, .NET, LuaJIT's
+ * traces), through JIT frames until a return address lands in an object.
+ * Every JIT frame's return address is kept (a perf map names them) and
+ * the walk from the object must be complete; otherwise the stack stays
+ * partial. 0 when recovered, else -1.
+ */
+static int recover_jit(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
+		       uint8_t *sig, size_t max, struct walk *w)
+{
+	struct thread_image t = *img;
+	uint64_t sp = img->regs.r[DWARF_RSP], fp = img->regs.r[DWARF_RBP], ret, saved;
+	size_t njit = 1, i;
+	struct walk w2;
+
+	if (w->n != 1 || max < 2 || !(img->regs.valid & (1u << DWARF_RSP)) ||
+	    scratch_reserve(u, max) < 0)
+		return -1;
+	/* A frameless leaf: its return address at sp. */
+	if (stack_word(img, sp, &ret) == 0 && jit_return(u, ret)) {
+		t.regs.r[DWARF_RIP] = ret;
+		t.regs.r[DWARF_RSP] = sp + 8;
+		walk(u, &t, u->pcs2, u->sig2, max - 1, &w2);
+		if (!(w2.flags & UNWIND_PARTIAL))
+			goto join;
+	}
+	/* A chain of frame records, each above the last. */
+	if (!(img->regs.valid & (1u << DWARF_RBP)) || fp < sp)
+		return -1;
+	for (i = 0; i < 256 && njit < max - 1; i++) {
+		if (stack_word(img, fp, &saved) < 0 || stack_word(img, fp + 8, &ret) < 0)
+			return -1;
+		if (jit_return(u, ret)) {
+			t.regs.r[DWARF_RIP] = ret;
+			t.regs.r[DWARF_RSP] = fp + 16;
+			t.regs.r[DWARF_RBP] = saved;
+			t.regs.valid = img->regs.valid | 1u << DWARF_RBP;
+			walk(u, &t, u->pcs2, u->sig2, max - njit, &w2);
+			if (w2.flags & UNWIND_PARTIAL)
+				return -1;
+			goto join;
+		}
+		if (space_find(u->space, ret) || saved <= fp)
+			return -1; /* into an object without a call before it, or not up the stack */
+		pcs[njit] = ret - 1;
+		sig[njit++] = 0;
+		fp = saved;
+	}
+	return -1;
+join:
+	u->pcs2[0] = t.regs.r[DWARF_RIP] - 1; /* a return address, like every caller's */
+	memcpy(pcs + njit, u->pcs2, w2.n * sizeof(*pcs));
+	memcpy(sig + njit, u->sig2, w2.n);
+	*w = w2;
+	w->n += njit;
+	return 0;
+}
+
 size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
 		       uint8_t *sig, size_t max, unsigned *flags)
 {
@@ -356,6 +444,8 @@ size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint6
 		recover_frame_pointer(u, img, pcs, sig, max, &w);
 	else if (w.cause == UNWIND_CAUSE_NO_INFO)
 		recover_stub_leaf(u, img, pcs, sig, max, &w);
+	else if (w.cause == UNWIND_CAUSE_NO_OBJECT)
+		recover_jit(u, img, pcs, sig, max, &w);
 	*flags = w.flags | w.cause << UNWIND_CAUSE_SHIFT;
 	return w.n;
 }

@@ -24,7 +24,9 @@
  *    UNWIND_PARTIAL with the cause of the step that failed, and no frame
  *    is ever guessed (libunwind's frame-pointer heuristic is refused);
  *  - a frame recovered without the registers (see UNWIND_RECOVERED) is
- *    shown only when the whole walk through it is complete;
+ *    shown only when the whole walk through it is complete; so are the
+ *    frames of code outside every object (JIT code) followed through a
+ *    frameless leaf's return address or a chain of frame records;
  *  - pcs[0] is the exact interrupted instruction; every other frame is given
  *    as a call site (return address - 1), except a frame interrupted by a
  *    signal, whose address is exact;

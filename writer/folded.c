@@ -25,6 +25,7 @@ struct builder {
 	unsigned flags;
 	uint32_t *by_string;   /* profile string index -> name id + 1, 0 when not yet */
 	struct u64map by_addr; /* address -> name id of "0xADDR" */
+	struct u64map by_fline; /* FOLDED_LINES: function id << 32 | line -> name id */
 	struct u64map by_hash; /* name hash (+ probe) -> name id */
 	struct u64map kids;    /* parent << 32 | name -> child node */
 	struct buf scratch;    /* one name being cleaned */
@@ -171,6 +172,30 @@ static int name_of_addr(struct builder *b, uint64_t addr, uint32_t *id)
 	return 0;
 }
 
+/* "function (file:line)", file's last component; 0 or -1. */
+static int name_with_line(struct builder *b, const struct profile_function *f, int64_t line,
+			  uint32_t *id)
+{
+	const char *file = profile_string(b->p, f->filename), *base = strrchr(file, '/');
+	uint64_t key = (uint64_t)f->id << 32 | (uint32_t)line, v;
+	struct buf tmp;
+	int r;
+
+	if (u64map_get(&b->by_fline, key, &v)) {
+		*id = (uint32_t)v;
+		return 0;
+	}
+	buf_init(&tmp, FOLDED_MAX_NAME + 64);
+	r = buf_printf(&tmp, "%s (%s:%" PRId64 ")", profile_string(b->p, f->name),
+		       base ? base + 1 : file, line);
+	if (r == 0)
+		r = name_intern(b, (const char *)tmp.data, tmp.len, id);
+	buf_release(&tmp);
+	if (r == 0 && u64map_put(&b->by_fline, key, *id) < 0)
+		r = -1;
+	return r;
+}
+
 /* The frame name of line k of loc, or of its address. */
 static int name_of_line(struct builder *b, const struct profile_location *loc, size_t k,
 			uint32_t *id)
@@ -180,6 +205,9 @@ static int name_of_line(struct builder *b, const struct profile_location *loc, s
 
 	if (!f || f->name <= 0 || (size_t)f->name >= profile_nstrings(b->p))
 		return name_of_addr(b, loc->address, id);
+	if ((b->flags & FOLDED_LINES) && f->filename > 0 && loc->lines[k].line > 0 &&
+	    loc->lines[k].line <= UINT32_MAX && profile_string(b->p, f->name)[0])
+		return name_with_line(b, f, loc->lines[k].line, id);
 	if (b->by_string[f->name]) {
 		*id = b->by_string[f->name] - 1;
 		return 0;
@@ -364,6 +392,7 @@ int folded_tree_build(struct folded_tree *t, const struct profile *p, size_t val
 	b.p = p;
 	b.flags = flags;
 	u64map_init(&b.by_addr, FOLDED_MAX_NODES);
+	u64map_init(&b.by_fline, FOLDED_MAX_NODES);
 	u64map_init(&b.by_hash, FOLDED_MAX_NODES);
 	u64map_init(&b.kids, FOLDED_MAX_NODES);
 	buf_init(&b.scratch, FOLDED_MAX_NAME);
@@ -384,6 +413,7 @@ err:
 	saved = errno;
 	free(b.by_string);
 	u64map_release(&b.by_addr);
+	u64map_release(&b.by_fline);
 	u64map_release(&b.by_hash);
 	u64map_release(&b.kids);
 	buf_release(&b.scratch);
@@ -405,7 +435,7 @@ uint32_t folded_tree_next(const struct folded_tree *t, uint32_t n, int descend)
 	return FOLDED_NONE;
 }
 
-int folded_write(const struct profile *p, size_t value, struct buf *out)
+int folded_write(const struct profile *p, size_t value, unsigned flags, struct buf *out)
 {
 	struct folded_tree t;
 	struct buf path, marks; /* the current stack's text; its length at each depth */
@@ -417,7 +447,7 @@ int folded_write(const struct profile *p, size_t value, struct buf *out)
 
 	buf_init(&path, out->limit);
 	buf_init(&marks, (size_t)FOLDED_MAX_NODES * sizeof(size_t));
-	if (folded_tree_build(&t, p, value, FOLDED_NO_SEMICOLON) < 0)
+	if (folded_tree_build(&t, p, value, FOLDED_NO_SEMICOLON | (flags & FOLDED_LINES)) < 0)
 		goto err;
 	nd = folded_tree_node(&t, 0);
 	for (n = folded_tree_next(&t, 0, 1); n != FOLDED_NONE; n = folded_tree_next(&t, n, 1)) {

@@ -7,7 +7,8 @@
  * The tree is also what the SVG flame graph (writer/svg.h) draws.
  *
  * Invariants:
- *  - a frame is a function name; each line of a location is a frame of its
+ *  - a frame is a function name (with FOLDED_LINES, "function (file:line)"
+ *    where the line knows both); each line of a location is a frame of its
  *    own, the caller before its inlined callees; a location without lines,
  *    or a line whose function is unknown or has an empty name, is the
  *    frame "0xADDR" (lowercase hex); a sample without any location is the
@@ -41,6 +42,8 @@ struct profile;
 
 /* Clean-up rules for folded_clean() and folded_tree_build(). */
 #define FOLDED_NO_SEMICOLON 1u        /* also turn ';' into ':' (the folded form's separator) */
+#define FOLDED_LINES 2u               /* a line with a file and a line number is the frame
+					 "function (file:line)", file's last component */
 
 struct folded_node {
 	uint32_t name;    /* name id, FOLDED_NONE for the root */
@@ -92,13 +95,13 @@ uint32_t folded_tree_next(const struct folded_tree *t, uint32_t n, int descend);
 
 /*
  * Append the collapsed stacks of p, weighted by sample value number value,
- * to out: one "frame;frame;...;frame VALUE\n" line per node with a positive
+ * frames named as flags (FOLDED_LINES) says, to out: one "frame;frame;...;frame VALUE\n" line per node with a positive
  * self value, root frame first, in depth-first order with siblings by name
  * (a stack before its extensions). Every line matches flamegraph.pl's
  * ^(.*)\s+(\d+)$ with the stack in the first group. An empty profile
  * appends nothing. 0, or -1 (errno as for folded_tree_build, or EFBIG
  * when out is full), and then out is as it was.
  */
-int folded_write(const struct profile *p, size_t value, struct buf *out);
+int folded_write(const struct profile *p, size_t value, unsigned flags, struct buf *out);
 
 #endif

@@ -257,7 +257,8 @@ static int put_graph(struct svg *g, const char *title)
 	return r;
 }
 
-int svg_write(const struct profile *p, size_t value, const char *title, const char *unit,
+int svg_write(const struct profile *p, size_t value, unsigned flags, const char *title,
+	      const char *unit,
 	      struct buf *out)
 {
 	struct folded_tree t;
@@ -268,7 +269,7 @@ int svg_write(const struct profile *p, size_t value, const char *title, const ch
 	memset(&g, 0, sizeof(g));
 	buf_init(&g.name, TEXT_LIMIT);
 	buf_init(&g.unit, TEXT_LIMIT);
-	if (folded_tree_build(&t, p, value, 0) < 0)
+	if (folded_tree_build(&t, p, value, flags & FOLDED_LINES) < 0)
 		goto err;
 	g.t = &t;
 	g.out = out;

@@ -12,7 +12,7 @@
  * share they cover.
  *
  * Invariants:
- *  - frames are the nodes of folded_tree_build(p, value, 0): names cleaned
+ *  - frames are the nodes of folded_tree_build(p, value, flags): names cleaned
  *    to valid UTF-8 without control characters, merged by name path;
  *    siblings left to right by name, a node's own (self) value to the
  *    right of its children;
@@ -43,13 +43,13 @@ struct profile;
 
 /*
  * Append the flame graph of p, weighted by sample value number value, to
- * out. title (NULL: "Flame Graph") heads the image; unit (NULL or "":
+ * out, frames named as flags (FOLDED_LINES, writer/folded.h) says. title (NULL: "Flame Graph") heads the image; unit (NULL or "":
  * none) follows values in titles, e.g. "samples" or "nanoseconds". 0, or
  * -1 (errno EINVAL: no such value; EFBIG: out or a tree cap is full;
  * ENOMEM), and then out is as it was.
  */
-int svg_write(const struct profile *p, size_t value, const char *title, const char *unit,
-	      struct buf *out);
+int svg_write(const struct profile *p, size_t value, unsigned flags, const char *title,
+	      const char *unit, struct buf *out);
 
 /* The stylesheet and the script svg_write() embeds (writer/svg_script.c). */
 extern const char svg_style[];

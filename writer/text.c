@@ -125,6 +125,19 @@ static int put_function(struct buf *out, const struct profile *p,
 	return buf_printf(out, "%s", name);
 }
 
+/* "\tFILE:LINE" (path as given, or its last component when base) for a location's line i. */
+static int put_source(struct buf *out, const struct profile *p, const struct profile_location *loc,
+		      size_t i, const char *before, int base)
+{
+	const struct profile_function *f = profile_function(p, loc->lines[i].function_id);
+	const char *file = f ? profile_string(p, f->filename) : "", *slash;
+
+	if (!*file || loc->lines[i].line <= 0)
+		return 0;
+	slash = base ? strrchr(file, '/') : NULL;
+	return buf_printf(out, "%s%s:%" PRId64, before, slash ? slash + 1 : file, loc->lines[i].line);
+}
+
 /* " 0xADDR..." then the "#" frame lines and a blank line, as Go prints a record. */
 static int put_record(struct buf *out, const struct profile *p, const struct profile_sample *s,
 		      int with_labels)
@@ -149,6 +162,8 @@ static int put_record(struct buf *out, const struct profile *p, const struct pro
 			r = buf_printf(out, "#\t%#" PRIx64 "\t", loc->address);
 			if (r == 0)
 				r = put_function(out, p, loc, k);
+			if (r == 0)
+				r = put_source(out, p, loc, k, "\t", 0);
 			if (r == 0)
 				r = buf_printf(out, "\n");
 		}
@@ -269,7 +284,12 @@ int text_write_dump(const struct profile *p, const char *title, struct buf *out)
 				if (r == 0 && loc->nlines)
 					r = put_function(out, p, loc, k);
 				else if (r == 0)
-					r = buf_printf(out, "??");
+					r = buf_printf(out, "%s", m ? "[no symbol]" : "[anonymous code]");
+				/* Frames folded into this address by inlining: all but its last line. */
+				if (r == 0 && loc->nlines && k + 1 < loc->nlines)
+					r = buf_printf(out, " (inlined)");
+				if (r == 0 && loc->nlines)
+					r = put_source(out, p, loc, k, " at ", 1);
 				if (r == 0 && m)
 					r = buf_printf(out, " (%s)",
 						       basename_of(profile_string(p, m->filename)));

@@ -22,7 +22,8 @@ struct profile;
 /*
  * "NAME profile: total N", then one record per distinct stack and label
  * set, most frequent first: "COUNT @ ADDR...", "# labels: {...}" when the
- * sample has labels, "#\tADDR\tfunction+0xOFF" per frame, a blank line.
+ * sample has labels, "#\tADDR\tfunction+0xOFF[\tFILE:LINE]" per frame (a
+ * location's inlined frames each on a line of their own), a blank line.
  * The count is the first sample value. 0 or -1.
  */
 int text_write_count(const struct profile *p, const char *name, struct buf *out);
@@ -50,7 +51,10 @@ int text_write_contention(const struct profile *p, const char *name, struct buf 
 /*
  * A thread dump: title, then one block per sample ordered by the "tid"
  * label: 'thread TID "NAME" STATE[ in SYSCALL]' and its frames
- * "#N  0xADDR function+0xOFF (object)". 0 or -1.
+ * "#N  0xADDR function+0xOFF[ (inlined)][ at FILE:LINE] (object)", FILE's
+ * last component, an inlined frame at its caller's address and marked;
+ * an address without a name says "[no symbol]" (in an object) or
+ * "[anonymous code]" (JIT code without a perf map). 0 or -1.
  */
 int text_write_dump(const struct profile *p, const char *title, struct buf *out);
 

@@ -2,6 +2,9 @@
  * top.c — flat and cumulative values per function. Function ids are dense,
  * so the totals live in arrays indexed by id, and "already counted in this
  * sample" is a stamp per function rather than a set: O(frames) per sample.
+ * A location without any line (an address nothing could name) is an entry
+ * of its own after the functions, named by its address, so that nothing
+ * that holds samples is left out of the table.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -67,7 +70,7 @@ int top_write(const struct profile *p, size_t value, size_t n, struct buf *out)
 	const struct profile_function *fns;
 	struct fn_total *t;
 	const char *unit;
-	size_t ns, nf, i, j, k;
+	size_t ns, nf, nl, i, j, k;
 	int64_t total = 0, sum = 0;
 	int r = 0;
 
@@ -76,10 +79,11 @@ int top_write(const struct profile *p, size_t value, size_t n, struct buf *out)
 	unit = profile_string(p, profile_sample_types(p)[value].unit);
 	s = profile_samples(p, &ns);
 	fns = profile_functions(p, &nf);
-	t = calloc(nf + 1, sizeof(*t));
+	profile_locations(p, &nl);
+	t = calloc(nf + nl + 1, sizeof(*t));
 	if (!t)
 		return -1;
-	for (i = 0; i <= nf; i++)
+	for (i = 0; i <= nf + nl; i++)
 		t[i].id = i;
 	for (i = 0; i < ns; i++) {
 		int64_t v = s[i].values[value];
@@ -87,10 +91,10 @@ int top_write(const struct profile *p, size_t value, size_t n, struct buf *out)
 		total += v;
 		for (j = 0; j < s[i].nlocations; j++) {
 			loc = profile_location(p, s[i].location_ids[j]);
-			for (k = 0; loc && k < loc->nlines; k++) {
-				uint64_t f = loc->lines[k].function_id;
+			for (k = 0; loc && k < (loc->nlines ? loc->nlines : 1); k++) {
+				uint64_t f = loc->nlines ? loc->lines[k].function_id : nf + loc->id;
 
-				if (f > nf)
+				if (f > nf + nl || (loc->nlines && f > nf))
 					continue;
 				if (j == 0 && k == 0)
 					t[f].flat += v; /* the innermost frame */
@@ -101,9 +105,9 @@ int top_write(const struct profile *p, size_t value, size_t n, struct buf *out)
 			}
 		}
 	}
-	qsort(t + 1, nf, sizeof(*t), by_flat);
+	qsort(t + 1, nf + nl, sizeof(*t), by_flat);
 	r = buf_printf(out, "      flat  flat%%   sum%%        cum   cum%%\n");
-	for (i = 1; i <= nf && i <= n && r == 0; i++) {
+	for (i = 1; i <= nf + nl && i <= n && r == 0; i++) {
 		if (!t[i].flat && !t[i].cum)
 			break;
 		sum += t[i].flat;
@@ -114,8 +118,12 @@ int top_write(const struct profile *p, size_t value, size_t n, struct buf *out)
 		if (r == 0)
 			r = put_value(out, t[i].cum, unit);
 		if (r == 0)
-			r = buf_printf(out, "%6.2f%%  %s\n", total ? 100.0 * t[i].cum / total : 0,
-				       profile_string(p, fns[t[i].id - 1].name));
+			r = buf_printf(out, "%6.2f%%  ", total ? 100.0 * t[i].cum / total : 0);
+		if (r == 0 && t[i].id <= nf)
+			r = buf_printf(out, "%s\n", profile_string(p, fns[t[i].id - 1].name));
+		else if (r == 0)
+			r = buf_printf(out, "%#" PRIx64 "\n",
+				       profile_location(p, t[i].id - nf)->address);
 	}
 	free(t);
 	return r;

@@ -198,6 +198,10 @@ static void usage(FILE *f)
 		"                         the same profile, labelled pid and process (");
 	kinds_named(f, takes_children);
 	fprintf(f, ")\n"
+		"      --no-lines         function names only: no source lines or inlined frames\n"
+		"                         from debug information (the fastest write)\n"
+		"      --lines            folded and svg: one frame per source line,\n"
+		"                         \"function (file:line)\"\n"
 		"      --stats            print the profiler's own costs on stderr\n"
 		"  -q, --quiet            print only errors\n"
 		"  -h, --help             this help\n"
@@ -219,7 +223,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
-       OPT_CHILDREN };
+       OPT_CHILDREN, OPT_NO_LINES, OPT_LINES };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -235,6 +239,8 @@ static const struct option longopts[] = {
 	{ "summary", required_argument, NULL, OPT_SUMMARY },
 	{ "top", no_argument, NULL, OPT_TOP },
 	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
+	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -322,6 +328,12 @@ int options_parse(struct options *o, int argc, char **argv)
 		case OPT_CHILDREN:
 			o->children = 1;
 			break;
+		case OPT_NO_LINES:
+			o->no_lines = 1;
+			break;
+		case OPT_LINES:
+			o->frame_lines = 1;
+			break;
 		case OPT_FORMAT:
 			o->format = format_find(optarg);
 			if (!o->format)
@@ -351,6 +363,11 @@ int options_parse(struct options *o, int argc, char **argv)
 		return error("unexpected argument \"%s\" (see --help)", argv[optind]);
 	if (!have_pid)
 		return error("no target: give the process id with -p PID (see --help)");
+	if (o->no_lines && o->frame_lines)
+		return error("--lines needs source lines: drop --no-lines");
+	if (o->frame_lines && !(o->format->bit & (FORMAT_FOLDED | FORMAT_SVG)))
+		return error("--lines applies to --format folded and svg (pprof keeps lines anyway: "
+			     "go tool pprof -lines)");
 	if (!(o->kind->formats & o->format->bit))
 		return error("format \"%s\" is not available for %s profiles (see --help)",
 			     o->format->name, o->kind->name);

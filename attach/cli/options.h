@@ -41,6 +41,8 @@ struct options {
 	int top;                  /* --top: print the top functions even off a terminal */
 	int children;             /* --children: the process and its descendants, one profile */
 	int progress;             /* draw the live progress line (stderr is a terminal) */
+	int no_lines;             /* --no-lines: function names only, no source lines */
+	int frame_lines;          /* --lines: folded and svg frames are "function (file:line)" */
 };
 
 /*

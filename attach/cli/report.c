@@ -59,10 +59,23 @@ static void report_partial(const struct record_stats *rec)
 	fputc('\n', stderr);
 }
 
+/* "source lines: 812 addresses, 790 with lines from 4 objects, in 35.2 ms (30.1 ms CPU)" */
+static void report_lines(const struct record_stats *rec)
+{
+	if (!rec->lines_addrs)
+		return;
+	fprintf(stderr,
+		"cprof-attach: stats: source lines: %llu addresses, %llu with lines from %llu "
+		"objects' debug information, in %.1f ms (%.1f ms CPU)\n",
+		(unsigned long long)rec->lines_addrs, (unsigned long long)rec->lines_found,
+		(unsigned long long)rec->lines_objects, rec->lines_ns / 1e6, rec->lines_cpu_ns / 1e6);
+}
+
 void report_stats(const struct capture_report *r)
 {
 	const struct sampler_results *sm = &r->sm;
 
+	report_lines(&r->rec);
 	if (!r->ptrace) {
 		fprintf(stderr,
 			"cprof-attach: stats: %llu stacks read from libcprof.so's segment, %llu left "

@@ -25,7 +25,7 @@
 
 /* The request for one capture: the kind's row, the format's needs, the options. */
 static void series_request(const struct options *o, const struct target *t,
-			   struct capture_req *q)
+			   struct debuginfo *debug, struct capture_req *q)
 {
 	const struct kind *k = o->kind;
 
@@ -45,10 +45,11 @@ static void series_request(const struct options *o, const struct target *t,
 	q->children = o->children;
 	q->quiet = o->quiet;
 	q->progress = o->progress ? report_progress : NULL;
+	q->debug = debug;
 }
 
-static int series_one(const struct options *o, const struct target *t, const char *path,
-		      unsigned number, struct capture_report *rep)
+static int series_one(const struct options *o, const struct target *t, struct debuginfo *debug,
+		      const char *path, unsigned number, struct capture_report *rep)
 {
 	struct profile *prof = NULL;
 	struct capture_req req;
@@ -56,7 +57,7 @@ static int series_one(const struct options *o, const struct target *t, const cha
 	int code;
 
 	memset(rep, 0, sizeof(*rep));
-	series_request(o, t, &req);
+	series_request(o, t, debug, &req);
 	if (outfile_open(&out, path) < 0) {
 		code = EXIT_OUTPUT;
 		goto done;
@@ -112,12 +113,18 @@ int series_run(const struct options *o, const struct target *t)
 	unsigned n, written = 0;
 	sigset_t set;
 	int sigfd, code = EXIT_OK, w;
+	struct debuginfo *debug = NULL;
 
 	if (!tp)
 		tp = name_default(o->every_ns != 0, o->format->ext, tmpl, sizeof(tmpl));
 	if (o->count != 1 && strcmp(tp, "-") != 0 && !name_varies(tp)) {
 		error("output name \"%s\" is the same for every capture: add %%n or %%t", tp);
 		return EXIT_USAGE;
+	}
+	/* Debug files are found once and kept for every capture of the series. */
+	if (!o->no_lines && !(debug = capture_debug_new())) {
+		error("out of memory");
+		return EXIT_INTERNAL;
 	}
 	proc_stop_signals(&set, 0);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
@@ -137,7 +144,7 @@ int series_run(const struct options *o, const struct target *t)
 			code = EXIT_USAGE;
 			break;
 		}
-		code = series_one(o, t, path, n, &rep);
+		code = series_one(o, t, debug, path, n, &rep);
 		if (code == EXIT_OK || code == EXIT_PARTIAL)
 			written++;
 		if (code != EXIT_OK || rep.stop_signal || rep.lost_access || (o->count && n == o->count))
@@ -155,6 +162,7 @@ int series_run(const struct options *o, const struct target *t)
 	}
 	if (sigfd >= 0)
 		close(sigfd);
+	capture_debug_free(debug);
 	/* A series the target cut short is partial if anything was written. */
 	if ((code == EXIT_GONE || code == EXIT_PARTIAL) && o->every_ns)
 		code = written ? EXIT_PARTIAL : EXIT_GONE;

@@ -37,6 +37,7 @@ struct write_info {
 	format_text_fn *text;        /* the kind's legacy text writer, or NULL */
 	uint64_t start_real_ns;      /* when the capture began */
 	uint64_t samples;
+	int frame_lines;             /* folded, svg: frames are "function (file:line)" */
 };
 
 struct format {

@@ -54,22 +54,12 @@ static struct recorder *recorders_get(struct recorders *rs, struct profile *prof
 /* Add up the recorders' statistics into the first one's; free all but the first. */
 static void recorders_release(struct recorders *rs, struct record_stats *total)
 {
-	const struct record_stats *st;
-	int i, c;
+	int i;
 
 	for (i = 1; i < rs->n; i++) {
 		if (!rs->rec[i])
 			continue;
-		st = recorder_stats(rs->rec[i]);
-		total->stacks += st->stacks;
-		total->frames += st->frames;
-		total->truncated += st->truncated;
-		total->partial += st->partial;
-		for (c = 0; c < UNWIND_NCAUSES; c++)
-			total->partial_by[c] += st->partial_by[c];
-		total->recovered += st->recovered;
-		total->failed += st->failed;
-		total->repeated += st->repeated;
+		record_stats_add(total, recorder_stats(rs->rec[i]));
 		recorder_free(rs->rec[i]);
 	}
 	rs->n = 1;
@@ -207,7 +197,7 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	int64_t period;
 	unsigned labels = q->labels;
 	uint64_t t0, shown, popped = 0;
-	int qinit = 0, closed = 0;
+	int qinit = 0, closed = 0, nice_was;
 
 	*out = NULL;
 	memset(rep, 0, sizeof(*rep));
@@ -284,6 +274,10 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	 * p50 pause 1.4 ms instead of 60 us on two CPUs), so the consumer
 	 * yields: nice 10 for this thread only.
 	 */
+	errno = 0;
+	nice_was = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+	if (errno)
+		nice_was = 0;
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	t0 = shown = clock_mono_ns();
 	for (;;) {
@@ -313,6 +307,8 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	if (q->progress)
 		q->progress(0, 0, 0, 0, 1);
 	pthread_join(tracer, NULL);
+	/* Nothing waits for this thread any more: the rest (source lines) at full speed. */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice_was);
 	rep->sm = sm->res;
 	if (fam_on) {
 		family_join(&fam);
@@ -345,6 +341,8 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	rep->stop_signal = rep->sm.stop_signal;
 	rep->lost_access = rep->sm.lost_access;
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
+	for (int i = 0; i < recs->n; i++)
+		recorder_lines(recs->rec[i], q->debug);
 	rep->rec = *recorder_stats(rec);
 	recorders_release(recs, &rep->rec);
 	rep->cpu_self_s = capture_self_cpu();

@@ -3,20 +3,33 @@
  * location (mapping + function), add the sample. Location ids are cached
  * by address in a small open-addressing map; a profile of a 30-second
  * capture has a few thousand distinct addresses, each symbolized once.
+ * During the capture an address gets a name only (the symbol tables; for
+ * stripped code the function start its FDE gives, "module+0xOFF"; for
+ * code outside every object, the JIT's perf map); recorder_lines() then
+ * gives every address of an object with DWARF its source lines and
+ * inlined frames, after the capture, once per address.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "attach/source/record.h"
+#include "common/proc.h"
 #include "common/u64map.h"
+#include "unwind/debuginfo.h"
 #include "unwind/demangle.h"
+#include "unwind/dwlines.h"
+#include "unwind/elfimg.h"
+#include "unwind/funcstart.h"
+#include "unwind/perfmap.h"
 #include "unwind/space.h"
 #include "unwind/unwinder.h"
 
 #define CACHE_MAX (1u << 22)
 #define LAST_MAX 65536
+#define PERFMAP_REREAD_NS 1000000000ull /* a perf map is read again at most once a second */
 
 /* The last stack recorded under a key, for recorder_repeat(). */
 struct last_stack {
@@ -38,6 +51,10 @@ struct recorder {
 	struct u64map last;   /* key -> struct last_stack * */
 	struct record_stats stats;
 	unsigned last_flags; /* UNWIND_* of the last recorder_add() */
+	pid_t pid;
+	struct perfmap jit;   /* the target's /tmp/perf-PID.map */
+	int jit_state;        /* 0 not read, 1 read, -1 none */
+	uint64_t jit_read_ns; /* when it was last read */
 };
 
 static uint64_t recorder_mapping(struct recorder *r, struct space_obj *o)
@@ -63,10 +80,47 @@ static uint64_t recorder_mapping(struct recorder *r, struct space_obj *o)
 	m.offset = o->text_offset;
 	m.filename = o->path;
 	m.build_id = o->build_id;
-	/* We symbolized what could be symbolized; pprof must not retry. */
-	m.has_functions = 1;
+	/*
+	 * We symbolized what could be symbolized; pprof must not retry. An
+	 * object without any symbol table keeps has_functions clear: its
+	 * "module+0xOFF" names stand in until someone with its debug file
+	 * lets pprof symbolize it (build ID and addresses are kept).
+	 */
+	m.has_functions = o->syms && elf_image_nsymbols(o->syms) > 0;
 	r->map_ids[o->index] = profile_add_mapping(r->prof, &m);
 	return r->map_ids[o->index];
+}
+
+/* The name of a JIT function at addr from the target's perf map, or NULL. */
+static const char *recorder_jit(struct recorder *r, uint64_t addr, uint64_t *start)
+{
+	const char *name = r->jit_state > 0 ? perfmap_find(&r->jit, addr, start) : NULL;
+	uint64_t now;
+
+	if (name || r->jit_state < 0)
+		return name;
+	/* New code appears as the JIT runs: read again on a miss, at most once a second. */
+	now = clock_mono_ns();
+	if (r->jit_state > 0 && now - r->jit_read_ns < PERFMAP_REREAD_NS)
+		return NULL;
+	r->jit_read_ns = now;
+	if (perfmap_read(&r->jit, r->pid) < 0) {
+		if (r->jit_state == 0)
+			r->jit_state = -1; /* the target writes none */
+		return NULL;
+	}
+	r->jit_state = 1;
+	return perfmap_find(&r->jit, addr, start);
+}
+
+/* "module+0xOFF": the function starting at ELF address OFF of o, which has no name. */
+static const char *unnamed(const struct space_obj *o, uint64_t start, char *out, size_t cap)
+{
+	const char *base = strrchr(o->path, '/');
+
+	snprintf(out, cap, "%s+%#llx", base ? base + 1 : o->path,
+		 (unsigned long long)(start - o->bias));
+	return out;
 }
 
 /*
@@ -79,14 +133,18 @@ static uint64_t recorder_symbolize(struct recorder *r, uint64_t addr, int sigfra
 	struct profile_line line = { 0, 0 };
 	uint64_t mid = 0, start = 0, id;
 	const char *name = NULL;
-	char readable[1024];
+	char readable[1024], anon[300];
 
 	if (o) {
 		mid = recorder_mapping(r, o);
 		name = space_symbol(r->space, o, addr, &start);
+	} else {
+		name = recorder_jit(r, addr, &start);
 	}
 	if (!name && sigframe)
 		name = "[signal handler called]";
+	if (!name && o && funcstart_find(r->space, o, addr, &start) == 0)
+		name = unnamed(o, start, anon, sizeof(anon));
 	if (name)
 		line.function_id = profile_intern_function(
 			r->prof, demangle(name, readable, sizeof(readable)), name, "", 0);
@@ -125,6 +183,8 @@ struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth)
 	if (!r)
 		return NULL;
 	r->prof = prof;
+	r->pid = pid;
+	perfmap_init(&r->jit);
 	r->max_depth = max_depth ? max_depth : 1;
 	u64map_init(&r->locs, CACHE_MAX);
 	u64map_init(&r->last, LAST_MAX);
@@ -164,6 +224,7 @@ void recorder_free(struct recorder *r)
 	free(r->ids);
 	free(r->map_ids);
 	u64map_release(&r->locs);
+	perfmap_release(&r->jit);
 	for (i = 0; i < r->last.nslots; i++)
 		if (r->last.slots[i].used)
 			free((void *)(uintptr_t)r->last.slots[i].value);
@@ -251,6 +312,26 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 	return 0;
 }
 
+void record_stats_add(struct record_stats *a, const struct record_stats *b)
+{
+	unsigned c;
+
+	a->stacks += b->stacks;
+	a->frames += b->frames;
+	a->truncated += b->truncated;
+	a->partial += b->partial;
+	for (c = 0; c < UNWIND_NCAUSES; c++)
+		a->partial_by[c] += b->partial_by[c];
+	a->recovered += b->recovered;
+	a->failed += b->failed;
+	a->repeated += b->repeated;
+	a->lines_addrs += b->lines_addrs;
+	a->lines_found += b->lines_found;
+	a->lines_objects += b->lines_objects;
+	a->lines_ns += b->lines_ns;
+	a->lines_cpu_ns += b->lines_cpu_ns;
+}
+
 const struct record_stats *recorder_stats(const struct recorder *r)
 {
 	return &r->stats;
@@ -300,4 +381,123 @@ size_t recorder_stack_used(const struct recorder *r, unsigned region, int *overr
 {
 	*complete = !(r->last_flags & (UNWIND_PARTIAL | UNWIND_TRUNCATED));
 	return unwinder_stack_used(r->unw, region, overran);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int open_obj(void *ctx)
+{
+	void **c = ctx;
+
+	return space_open_obj(c[0], c[1]);
+}
+
+/* The lines of object o, looked up once per capture here and once per run in di. */
+static struct dwlines *obj_lines(struct recorder *r, struct debuginfo *di, struct space_obj *o,
+				 struct dwlines **per_obj, uint8_t *tried, size_t nobj)
+{
+	struct debuginfo_req q;
+	enum debug_how how;
+	void *ctx[2] = { r->space, o };
+
+	if (o->index >= nobj)
+		return NULL;
+	if (tried[o->index])
+		return per_obj[o->index];
+	tried[o->index] = 1;
+	if (o->is_vdso || !o->img)
+		return NULL;
+	memset(&q, 0, sizeof(q));
+	q.pid = r->pid;
+	q.path = o->path;
+	q.build_id = o->build_id;
+	q.dev = o->dev;
+	q.inode = o->inode;
+	q.img = o->img;
+	q.open_self = open_obj;
+	q.ctx = ctx;
+	per_obj[o->index] = debuginfo_lines(di, &q, &how);
+	return per_obj[o->index];
+}
+
+/* Give location id at addr the inline chain lines has for it. 1 when it did. */
+static int location_lines(struct recorder *r, struct dwlines *lines, struct space_obj *o,
+			  uint64_t addr, uint64_t id)
+{
+	struct dwlines_frame f[DWLINES_MAX_FRAMES];
+	struct profile_line pl[DWLINES_MAX_FRAMES];
+	const char *sym;
+	char readable[1024];
+	size_t n, i;
+
+	n = dwlines_lookup(lines, addr - o->bias, f, DWLINES_MAX_FRAMES);
+	/*
+	 * The out-of-line function keeps its symbol's name where it has one,
+	 * as in a profile without lines (glibc's DWARF says __GI___poll where
+	 * its symbol says poll); DWARF names the inlined frames, and the
+	 * functions of stripped code.
+	 */
+	if (n && (sym = space_symbol(r->space, o, addr, NULL)))
+		f[n - 1].name = sym;
+	for (i = 0; i < n; i++) {
+		if (!f[i].name[0])
+			return 0; /* a frame without a name: keep the symbol's */
+		pl[i].function_id = profile_intern_function(
+			r->prof, demangle(f[i].name, readable, sizeof(readable)), f[i].name,
+			f[i].file, f[i].start_line);
+		pl[i].line = f[i].line;
+		if (!pl[i].function_id)
+			return 0;
+	}
+	return n && profile_location_set_lines(r->prof, id, pl, n) == 0;
+}
+
+void recorder_lines(struct recorder *r, struct debuginfo *di)
+{
+	struct dwlines **per_obj;
+	struct dwlines *lines;
+	struct space_obj *o;
+	uint8_t *tried, *used;
+	size_t nobj, i;
+	uint64_t t0 = clock_mono_ns(), c0 = thread_cpu_ns();
+
+	if (!r || !di)
+		return;
+	space_objects(r->space, &nobj);
+	per_obj = calloc(nobj + 1, sizeof(*per_obj));
+	tried = calloc(nobj + 1, 1);
+	used = calloc(nobj + 1, 1);
+	if (!per_obj || !tried || !used)
+		goto out;
+	for (i = 0; i < r->locs.nslots; i++) {
+		const struct u64map_slot *sl = &r->locs.slots[i];
+
+		if (!sl->used || !(o = space_find(r->space, sl->key)) || o->index >= nobj)
+			continue;
+		r->stats.lines_addrs++;
+		lines = obj_lines(r, di, o, per_obj, tried, nobj);
+		if (lines && location_lines(r, lines, o, sl->key, sl->value)) {
+			used[o->index] = 1;
+			r->stats.lines_found++;
+		}
+	}
+	for (i = 0; i < nobj; i++) {
+		if (!used[i])
+			continue;
+		r->stats.lines_objects++;
+		if (i < r->nmap_ids && r->map_ids[i])
+			profile_mapping_set_flags(r->prof, r->map_ids[i], 1, 1, 1, 1);
+	}
+out:
+	r->stats.lines_ns += clock_mono_ns() - t0;
+	r->stats.lines_cpu_ns += thread_cpu_ns() - c0;
+	free(per_obj);
+	free(tried);
+	free(used);
 }

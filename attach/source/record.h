@@ -8,6 +8,12 @@
  * Invariants:
  *  - every distinct address is symbolized once; later samples find its
  *    location id in a cache (the symbol search costs far more than a probe);
+ *    source lines are added after the capture, once per address
+ *    (recorder_lines());
+ *  - every address in an object gets a function name: its symbol, else
+ *    "module+0xOFF" after the function start its FDE gives (OFF an ELF
+ *    address, the same in every run); an address outside every object is
+ *    named from the target's perf map (JIT code) or left without a line;
  *  - the main executable's mapping is the profile's first mapping when the
  *    executable has one, as pprof expects;
  *  - a stack cut by the depth limit gets a "[truncated]" root frame and a
@@ -36,7 +42,16 @@ struct record_stats {
 	uint64_t recovered;   /* stacks completed by frame-pointer recovery */
 	uint64_t failed;      /* stacks the profile refused (caps) */
 	uint64_t repeated;    /* samples that reused a key's last stack */
+	/* recorder_lines(): */
+	uint64_t lines_addrs;   /* distinct addresses looked at */
+	uint64_t lines_found;   /* ... that got source lines */
+	uint64_t lines_objects; /* objects whose DWARF gave lines */
+	uint64_t lines_ns;      /* time it took (finding debug files included) */
+	uint64_t lines_cpu_ns;  /* ... of which CPU time */
 };
+
+/* Add the counts of b to a. */
+void record_stats_add(struct record_stats *a, const struct record_stats *b);
 
 /*
  * A recorder adding to prof for process pid, keeping at most max_depth
@@ -78,6 +93,17 @@ int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t
  */
 size_t recorder_stack_used(const struct recorder *r, unsigned region, int *overran,
 			   int *complete);
+
+struct debuginfo;
+
+/*
+ * After the capture: give every location of an object with DWARF (its own,
+ * a separate debug file, debuginfod: unwind/debuginfo.h) its source lines
+ * and inlined frames, innermost first, and mark the mappings so. di is the
+ * run's cache of debug files; NULL (--no-lines) does nothing. A source
+ * calls this once, when its samples are all recorded.
+ */
+void recorder_lines(struct recorder *r, struct debuginfo *di);
 
 /* The profile it adds to. */
 struct profile *recorder_profile(struct recorder *r);

@@ -1,7 +1,7 @@
 /*
  * source.c — what every source shares: declaring the profile's types,
- * the profiler's own CPU, and the one wait for a window's end (a series'
- * next start waits the same way).
+ * the run's cache of debug files, the profiler's own CPU, and the one
+ * wait for a window's end (a series' next start waits the same way).
  */
 #include <errno.h>
 #include <poll.h>
@@ -14,6 +14,17 @@
 #include "attach/source/source.h"
 #include "common/proc.h"
 #include "model/profile.h"
+#include "unwind/debuginfo.h"
+
+struct debuginfo *capture_debug_new(void)
+{
+	return debuginfo_new();
+}
+
+void capture_debug_free(struct debuginfo *d)
+{
+	debuginfo_free(d);
+}
 
 int capture_declare(const struct capture_req *r, struct profile *prof, int64_t period)
 {

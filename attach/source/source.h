@@ -15,7 +15,9 @@
  *  - the target is left as found on every path: nothing stays traced or
  *    stopped once capture() returns;
  *  - unwinding and symbolization happen on the calling thread, never while
- *    a target thread is stopped.
+ *    a target thread is stopped; source lines are added once the samples
+ *    are in (recorder_lines() with the request's debug, before a recorder
+ *    is freed).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +25,7 @@
 #include "attach/source/result.h"
 #include "common/exitcode.h"
 
+struct debuginfo;
 struct policy;
 struct profile;
 struct shim_view;
@@ -67,6 +70,7 @@ struct capture_req {
 	int children;                     /* the process and all its descendants */
 	int quiet;
 	capture_progress_fn *progress;    /* the live progress line, or NULL */
+	struct debuginfo *debug;          /* the run's debug files for source lines; NULL: none */
 };
 
 /*
@@ -88,6 +92,14 @@ struct source {
 
 extern const struct source source_ptrace;  /* ptrace.c */
 extern const struct source source_segment; /* shim.c */
+
+/*
+ * The run's cache of debug files for source lines (unwind/debuginfo.h),
+ * kept across the captures of a series and handed to each in
+ * capture_req.debug; NULL when out of memory. A deliberate pair.
+ */
+struct debuginfo *capture_debug_new(void);
+void capture_debug_free(struct debuginfo *d);
 
 /* Declare r's sample types, period type (with period) and default type in prof. 0 or -1. */
 int capture_declare(const struct capture_req *r, struct profile *prof, int64_t period);

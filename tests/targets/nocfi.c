@@ -3,7 +3,10 @@
  * profiler has to say so instead of guessing. "asmspin" spins in
  * nocfi_spin(), written in assembly with no CFI at all (no FDE covers it);
  * "jitspin" spins in a few bytes of code copied into an anonymous
- * executable mapping, as JIT compilers do (no object covers it); main
+ * executable mapping, as JIT compilers do (no object covers it), which
+ * first pushes a zero and clears rbp, so that neither a frameless leaf's
+ * return address nor a frame record leads out of it (t_jit tests the
+ * JIT code that can be followed); main
  * sleeps in nanosleep, an ordinary complete stack. Prints "ready" once
  * both threads run.
  */
@@ -43,7 +46,8 @@ static void *jit_main(void *arg)
 
 int main(void)
 {
-	static const unsigned char code[] = { 0xf3, 0x90, 0xeb, 0xfc }; /* pause; jmp .-2 */
+	/* push $0; xor %ebp,%ebp; 1: pause; jmp 1b */
+	static const unsigned char code[] = { 0x6a, 0x00, 0x31, 0xed, 0xf3, 0x90, 0xeb, 0xfc };
 	struct timespec ts = { 1, 0 };
 	pthread_t a, j;
 	void *p;

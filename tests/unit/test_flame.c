@@ -117,7 +117,7 @@ static void test_folded_exact(void **state)
 
 	(void)state;
 	buf_init(&out, 1 << 20);
-	assert_int_equal(folded_write(p, 1, &out), 0);
+	assert_int_equal(folded_write(p, 1, 0, &out), 0);
 	assert_string_equal((char *)out.data,
 			    "[no stack] 2\n"
 			    "main;0x500 4\n"
@@ -127,7 +127,7 @@ static void test_folded_exact(void **state)
 			    "main;work;leaf:semi 30\n");
 	/* The other value: counts, so zero and negative stacks now show. */
 	out.len = 0;
-	assert_int_equal(folded_write(p, 0, &out), 0);
+	assert_int_equal(folded_write(p, 0, 0, &out), 0);
 	assert_string_equal((char *)out.data,
 			    "[no stack] 1\n"
 			    "main;0x500 1\n"
@@ -159,7 +159,7 @@ static void test_folded_long_name(void **state)
 	memset(want, 'x', FOLDED_MAX_NAME - 2);
 	snprintf(want + FOLDED_MAX_NAME - 2, 16, ".. 1\n");
 	buf_init(&out, 1 << 20);
-	assert_int_equal(folded_write(p, 0, &out), 0);
+	assert_int_equal(folded_write(p, 0, 0, &out), 0);
 	assert_string_equal((char *)out.data, want);
 	buf_release(&out);
 	free(name);
@@ -176,13 +176,13 @@ static void test_folded_errors(void **state)
 	buf_init(&out, 1 << 20);
 	assert_int_equal(buf_printf(&out, "keep"), 0);
 	errno = 0;
-	assert_int_equal(folded_write(p, 2, &out), -1); /* no third value */
+	assert_int_equal(folded_write(p, 2, 0, &out), -1); /* no third value */
 	assert_int_equal(errno, EINVAL);
 	assert_string_equal((char *)out.data, "keep");
 	buf_release(&out);
 	buf_init(&out, 40); /* too small: fails whole, never overruns */
 	assert_int_equal(buf_printf(&out, "keep"), 0);
-	assert_int_equal(folded_write(p, 1, &out), -1);
+	assert_int_equal(folded_write(p, 1, 0, &out), -1);
 	assert_int_equal(errno, EFBIG);
 	assert_int_equal(out.len, 4);
 	assert_string_equal((char *)out.data, "keep");
@@ -219,7 +219,7 @@ static void test_folded_hostile(void **state)
 		add(p, s, 2, 1, (int64_t)(i + 1) * 11, NULL);
 	}
 	buf_init(&out, 1 << 20);
-	assert_int_equal(folded_write(p, 1, &out), 0);
+	assert_int_equal(folded_write(p, 1, 0, &out), 0);
 	assert_int_equal(regcomp(&re, "^(.*)[[:space:]]+([0-9]+)$", REG_EXTENDED), 0);
 	for (line = strtok_r((char *)out.data, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save), lines++) {
@@ -327,7 +327,7 @@ static void test_svg_frames(void **state)
 	add(p, sc, 2, 499, 0, NULL);
 	add(p, st, 2, 1, 0, NULL); /* 0.05%: not drawn, but counted in main */
 	buf_init(&out, 1 << 20);
-	assert_int_equal(svg_write(p, 0, "t<&>\"'", "samples", &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, "t<&>\"'", "samples", &out), 0);
 	s = (const char *)out.data;
 	assert_xmlish(s);
 	assert_int_equal(count(s, "<g class=\"frame\""), 5); /* all, main, a, b, c */
@@ -371,7 +371,7 @@ static void test_svg_labels(void **state)
 	add(p, s1, 2, 10, 0, NULL); /* 10 of 1000: 11.8 px, room for nothing */
 	add(p, s2, 2, 990, 0, NULL);
 	buf_init(&out, 1 << 20);
-	assert_int_equal(svg_write(p, 0, NULL, NULL, &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, NULL, NULL, &out), 0);
 	s = (const char *)out.data;
 	assert_xmlish(s);
 	assert_non_null(strstr(s, "<title>&lt;??&amp;&quot;&#39;&gt;;?? (990, 99.00%)</title>"));
@@ -391,7 +391,7 @@ static void test_svg_labels(void **state)
 		add(p, t2, 2, 9, 0, NULL);
 	}
 	buf_init(&out, 1 << 20);
-	assert_int_equal(svg_write(p, 0, "x", "", &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, "x", "", &out), 0);
 	assert_string_equal(label_of((char *)out.data, "<title>a_rather_long_function_name_here ("),
 			    "a_rather_long..");
 	buf_release(&out);
@@ -406,17 +406,17 @@ static void test_svg_empty(void **state)
 
 	(void)state;
 	buf_init(&out, 1 << 20);
-	assert_int_equal(svg_write(p, 0, "cpu", "samples", &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, "cpu", "samples", &out), 0);
 	assert_xmlish((char *)out.data);
 	assert_non_null(strstr((char *)out.data, ">No samples</text>"));
 	assert_null(strstr((char *)out.data, "class=\"frame\""));
 	/* Only zero values is no samples too. */
 	add(p, &m, 1, 0, 0, NULL);
 	out.len = 0;
-	assert_int_equal(svg_write(p, 1, "cpu", "samples", &out), 0);
+	assert_int_equal(svg_write(p, 1, 0, "cpu", "samples", &out), 0);
 	assert_non_null(strstr((char *)out.data, ">No samples</text>"));
 	out.len = 0;
-	assert_int_equal(folded_write(p, 1, &out), 0);
+	assert_int_equal(folded_write(p, 1, 0, &out), 0);
 	assert_int_equal(out.len, 0);
 	buf_release(&out);
 	profile_free(p);
@@ -430,11 +430,11 @@ static void test_svg_limit(void **state)
 	(void)state;
 	buf_init(&out, 2000); /* the script alone is larger */
 	assert_int_equal(buf_printf(&out, "keep"), 0);
-	assert_int_equal(svg_write(p, 1, "cpu", "samples", &out), -1);
+	assert_int_equal(svg_write(p, 1, 0, "cpu", "samples", &out), -1);
 	assert_int_equal(errno, EFBIG);
 	assert_int_equal(out.len, 4);
 	assert_string_equal((char *)out.data, "keep");
-	assert_int_equal(svg_write(p, 5, "cpu", "samples", &out), -1);
+	assert_int_equal(svg_write(p, 5, 0, "cpu", "samples", &out), -1);
 	assert_int_equal(errno, EINVAL);
 	buf_release(&out);
 	profile_free(p);
@@ -481,14 +481,14 @@ static void test_large(void **state)
 	}
 	buf_init(&out, 1u << 30);
 	t0 = now();
-	assert_int_equal(folded_write(p, 0, &out), 0);
+	assert_int_equal(folded_write(p, 0, 0, &out), 0);
 	t1 = now();
 	print_message("folded: %zu bytes, %zu lines in %.3f s\n", out.len, count((char *)out.data, "\n"),
 		      t1 - t0);
 	assert_true(count((char *)out.data, "\n") <= 10000);
 	out.len = 0;
 	t1 = now();
-	assert_int_equal(svg_write(p, 0, "large", "samples", &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, "large", "samples", &out), 0);
 	t2 = now();
 	print_message("svg: %zu bytes, %zu frames in %.3f s\n", out.len,
 		      count((char *)out.data, "<g class=\"frame\""), t2 - t1);
@@ -540,7 +540,7 @@ static void test_large_wide(void **state)
 	}
 	buf_init(&out, 1u << 30);
 	t0 = now();
-	assert_int_equal(svg_write(p, 0, "wide", "samples", &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, "wide", "samples", &out), 0);
 	t1 = now();
 	frames = count((char *)out.data, "<g class=\"frame\"");
 	print_message("svg: %zu bytes, %zu frames in %.3f s\n", out.len, frames, t1 - t0);

@@ -16,6 +16,7 @@
 #include "common/buf.h"
 #include "model/profile.h"
 #include "writer/text.h"
+#include "writer/top.h"
 
 struct fixture {
 	struct profile *p;
@@ -49,10 +50,10 @@ static int setup(void **state)
 	f.mid = loc(f.p, mid, 0x2041, "event_loop", 0x41);
 	f.root = loc(f.p, mid, 0x3008, "main", 0x8);
 	f.anon = profile_intern_location(f.p, 0, 0xdead, NULL, 0);
-	two[0].function_id = profile_intern_function(f.p, "inner", "inner", "", 0);
-	two[0].line = 0;
-	two[1].function_id = profile_intern_function(f.p, "outer", "outer", "", 0);
-	two[1].line = 0;
+	two[0].function_id = profile_intern_function(f.p, "inner", "inner", "/src/util.h", 5);
+	two[0].line = 7;
+	two[1].function_id = profile_intern_function(f.p, "outer", "outer", "/src/server.c", 30);
+	two[1].line = 40;
 	f.inl = profile_intern_location(f.p, mid, 0x4000, two, 2);
 	profile_location_set_offset(f.p, f.inl, 0x20);
 	*state = &f;
@@ -149,9 +150,11 @@ static void test_dump(void **state)
 	struct fixture *f = *state;
 	uint64_t a[] = { f->leaf, f->mid, f->root };
 	uint64_t c[] = { f->inl, f->root };
+	uint64_t d[] = { f->anon, f->root };
 	struct buf out;
 
 	add(f->p, c, 2, 1, "worker", 12, "running", NULL);
+	add(f->p, d, 2, 1, "jit", 13, "running", NULL);
 	add(f->p, a, 3, 1, "server", 10, "sleeping", "epoll_wait");
 	add(f->p, NULL, 0, 1, "ghost", 11, "zombie", NULL);
 	buf_init(&out, 1 << 20);
@@ -168,9 +171,30 @@ static void test_dump(void **state)
 			    "    (no stack)\n"
 			    "\n"
 			    "thread 12 \"worker\" running\n"
-			    "    #0   0x0000000000004000 inner (server)\n"
-			    "    #1   0x0000000000004000 outer+0x20 (server)\n"
-			    "    #2   0x0000000000003008 main+0x8 (server)\n");
+			    "    #0   0x0000000000004000 inner (inlined) at util.h:7 (server)\n"
+			    "    #1   0x0000000000004000 outer+0x20 at server.c:40 (server)\n"
+			    "    #2   0x0000000000003008 main+0x8 (server)\n"
+			    "\n"
+			    "thread 13 \"jit\" running\n"
+			    "    #0   0x000000000000dead [anonymous code]\n"
+			    "    #1   0x0000000000003008 main+0x8 (server)\n");
+	buf_release(&out);
+}
+
+/* The top table leaves out nothing that holds samples: an address without a name too. */
+static void test_top_unnamed(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t a[] = { f->anon, f->root }, b[] = { f->leaf, f->root };
+	struct buf out;
+
+	add(f->p, a, 2, 3, "jit", 13, NULL, NULL);
+	add(f->p, b, 2, 1, "server", 10, NULL, NULL);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(top_write(f->p, 0, 10, &out), 0);
+	assert_non_null(strstr((char *)out.data, " 75.00%  0xdead\n"));
+	assert_non_null(strstr((char *)out.data, " 25.00%  epoll_wait\n"));
+	assert_non_null(strstr((char *)out.data, "100.00%  main\n"));
 	buf_release(&out);
 }
 
@@ -219,6 +243,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_count_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_form, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_top_unnamed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
