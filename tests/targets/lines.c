@@ -32,6 +32,10 @@ static inline __attribute__((always_inline)) uint64_t mix(uint64_t x)
 	return x;
 }
 
+uint64_t cold(uint64_t x);
+void work(void);
+void napper(void);
+
 __attribute__((noinline)) uint64_t cold(uint64_t x)
 {
 	for (int i = 0; i < 10; i++) x = (x ^ (x >> 31)) * 0x9e3779b97f4a7c15ull + (uint64_t)i; /* COLD_LINE */
