@@ -94,7 +94,13 @@ early=0
 # 4. The target is killed mid-capture, for each sampling type.
 for ty in cpu wall; do
 	start_target faults
-	( sleep 0.7; kill -KILL "$TPID" ) &
+	# Killed 0.5 s into the capture, not into the attacher's start: a
+	# sanitizer build on a loaded machine took longer than 0.7 s to attach.
+	rm -f "$WORK/killed.err"
+	( for _ in $(seq 1 200); do
+		grep -q "^cprof-attach: profiling" "$WORK/killed.err" 2>/dev/null && break
+		sleep 0.05
+	  done; sleep 0.5; kill -KILL "$TPID" ) &
 	$T 20 "$ATTACH" -p "$TPID" -t "$ty" -d 10s -o "$WORK/killed-$ty.pb.gz" 2>"$WORK/killed.err"
 	rc=$?
 	check "target killed mid-$ty: exit 5, no hang (got $rc)" [ "$rc" = 5 ]
