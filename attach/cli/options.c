@@ -130,6 +130,15 @@ static int takes_hz(const struct kind *k)
 	return !!(kind_takes(k) & KIND_TAKES_HZ);
 }
 
+static int takes_sampler(const struct kind *k)
+{
+	return !!(kind_takes(k) & KIND_TAKES_SAMPLER);
+}
+
+static const char *const sampler_names[] = {
+	[SAMPLER_AUTO] = "auto", [SAMPLER_PERF] = "perf", [SAMPLER_PTRACE] = "ptrace",
+};
+
 static void usage(FILE *f)
 {
 	const struct kind *k;
@@ -176,6 +185,15 @@ static void usage(FILE *f)
 	kinds_named(f, takes_hz);
 	fprintf(f, ": samples per second per thread,\n"
 		   "                         %u..%u (default 100)\n", OPT_MIN_HZ, OPT_MAX_HZ);
+	fprintf(f, "      --sampler WHICH    ");
+	kinds_named(f, takes_sampler);
+	fprintf(f, ": how samples are taken (default auto):\n"
+		   "                           perf    the kernel samples running threads (perf_event_open):\n"
+		   "                                   nothing is stopped; sees threads of any life span\n"
+		   "                                   with CAP_PERFMON, root or perf_event_paranoid <= 0\n"
+		   "                           ptrace  stop each running thread for a moment and copy it\n"
+		   "                           auto    perf where the kernel allows it, else ptrace;\n"
+		   "                                   the choice and why are on the capture line\n");
 	fprintf(f,
 
 		"  -o, --output FILE      where to write the profile; - for standard output\n"
@@ -193,7 +211,8 @@ static void usage(FILE *f)
 		"      --top              print the top functions after a capture even when\n"
 		"                         stderr is not a terminal (on a terminal they are)\n"
 		"      --stack-size BYTES stack bytes copied per sample, 4K..1M (default 64K);\n"
-		"                         a handler on an alternate signal stack: both stacks\n"
+		"                         a handler on an alternate signal stack: both stacks;\n"
+		"                         perf events copy at most 65528\n"
 		"      --children         also every descendant process, present and new, into\n"
 		"                         the same profile, labelled pid and process (");
 	kinds_named(f, takes_children);
@@ -219,7 +238,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
-       OPT_CHILDREN };
+       OPT_CHILDREN, OPT_SAMPLER };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -235,6 +254,7 @@ static const struct option longopts[] = {
 	{ "summary", required_argument, NULL, OPT_SUMMARY },
 	{ "top", no_argument, NULL, OPT_TOP },
 	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "sampler", required_argument, NULL, OPT_SAMPLER },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -244,7 +264,8 @@ static const struct option longopts[] = {
 int options_parse(struct options *o, int argc, char **argv)
 {
 	uint64_t v;
-	int c, have_pid = 0, timing = 0, hz_given = 0, count_given = 0;
+	int c, have_pid = 0, timing = 0, hz_given = 0, count_given = 0, sampler_given = 0;
+	unsigned i;
 
 	memset(o, 0, sizeof(*o));
 	o->duration_ns = 30ull * 1000000000ull;
@@ -293,6 +314,17 @@ int options_parse(struct options *o, int argc, char **argv)
 			if (parse_uint(optarg, OPT_MIN_STACK, OPT_MAX_STACK, 1, &v) < 0)
 				return error("invalid stack size \"%s\": expected 4K to 1M", optarg);
 			o->stack_cap = (size_t)v;
+			o->stack_given = 1;
+			break;
+		case OPT_SAMPLER:
+			for (i = 0; i < sizeof(sampler_names) / sizeof(sampler_names[0]); i++)
+				if (!strcmp(optarg, sampler_names[i]))
+					break;
+			if (i == sizeof(sampler_names) / sizeof(sampler_names[0]))
+				return error("unknown sampler \"%s\": expected auto, perf or ptrace",
+					     optarg);
+			o->sampler = (enum sampler_wish)i;
+			sampler_given = 1;
 			break;
 		case OPT_STATS:
 			o->stats = 1;
@@ -375,6 +407,10 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (o->children && !(kind_takes(o->kind) & KIND_TAKES_CHILDREN))
 		return error("option \"--children\" does not apply to %s profiles yet: profile each "
 			     "process's segment on its own",
+			     o->kind->name);
+	if (sampler_given && !(kind_takes(o->kind) & KIND_TAKES_SAMPLER))
+		return error("option \"--sampler\" does not apply to %s profiles, whose sampler "
+			     "is fixed",
 			     o->kind->name);
 	if (hz_given && !(kind_takes(o->kind) & KIND_TAKES_HZ))
 		return error("option \"-F\" does not apply to %s profiles, which are not sampled "

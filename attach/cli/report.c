@@ -27,7 +27,7 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 		note("wrote %s: %llu samples from %llu threads in %llu processes over %.2fs", where,
 		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
 		     (unsigned long long)rep->processes, (double)rep->duration_ns / 1e9);
-	else if (rep->ptrace)
+	else if (rep->ptrace || rep->perf)
 		note("wrote %s: %llu samples from %llu threads over %.2fs", where,
 		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
 		     (double)rep->duration_ns / 1e9);
@@ -55,10 +55,50 @@ static void report_partial(const struct record_stats *rec)
 	fputc('\n', stderr);
 }
 
+/* The perf source's lines. */
+static void report_perf(const struct capture_report *r)
+{
+	const struct perf_stats *p = &r->pf;
+
+	fprintf(stderr,
+		"cprof-attach: stats: perf events (%s scope): %llu samples of the target, %llu "
+		"of other processes passed over, %llu lost (a ring was full), %llu throttled, "
+		"%llu without user registers, %llu rings found corrupt; %u rings of %llu KiB, "
+		"%u bytes of stack a sample, %llu passes over the rings\n",
+		p->scope == 2 ? "CPU" : "task", (unsigned long long)p->samples,
+		(unsigned long long)p->others, (unsigned long long)p->lost,
+		(unsigned long long)p->throttled, (unsigned long long)p->no_regs,
+		(unsigned long long)p->corrupt, p->rings, (unsigned long long)p->ring_bytes >> 10,
+		p->stack_bytes, (unsigned long long)p->drains);
+	if (p->threads_opened)
+		fprintf(stderr, "cprof-attach: stats: %llu threads given events at the start\n",
+			(unsigned long long)p->threads_opened);
+	fprintf(stderr,
+		"cprof-attach: stats: CPU: the process's clock %.1fms, the samples %.1fms; "
+		"past a live thread's last sample %.1fms (given to it), live threads never "
+		"sampled %.1fms, [short-lived threads] %.1fms\n",
+		p->cpu_process_ns / 1e6, p->cpu_sampled_ns / 1e6, p->cpu_remainder_ns / 1e6,
+		p->cpu_unsampled_ns / 1e6, p->cpu_short_ns / 1e6);
+	fprintf(stderr,
+		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
+		"partial; own CPU %.3fs over %.3fs\n",
+		(unsigned long long)r->rec.stacks,
+		r->rec.stacks ? (double)r->rec.frames / (double)r->rec.stacks : 0.0,
+		(unsigned long long)r->rec.truncated, (unsigned long long)r->rec.partial,
+		r->cpu_self_s, (double)r->duration_ns / 1e9);
+	report_partial(&r->rec);
+}
+
 void report_stats(const struct capture_report *r)
 {
 	const struct sampler_results *sm = &r->sm;
 
+	if (r->sampler)
+		fprintf(stderr, "cprof-attach: stats: sampler %s: %s\n", r->sampler, r->sampler_why);
+	if (r->perf) {
+		report_perf(r);
+		return;
+	}
 	if (!r->ptrace) {
 		fprintf(stderr,
 			"cprof-attach: stats: %llu stacks read from libcprof.so's segment, %llu left "
@@ -133,14 +173,21 @@ void report_json(const struct options *o, const struct target *t, const struct c
 	if (r == 0)
 		r = buf_printf(&b, ",\"type\":\"%s\",\"pid\":%d,\"capture\":%u,\"exit\":%d,"
 			       "\"samples\":%llu,\"lost\":%llu,\"duration_s\":%.3f,\"threads\":%llu,"
-			       "\"start_ns\":%llu,\"partial\":%s}\n",
+			       "\"start_ns\":%llu,\"partial\":%s",
 			       o->kind->name, (int)t->pid, number, code,
 			       (unsigned long long)rep->samples,
 			       (unsigned long long)(rep->ptrace ? rep->sm.lost + rep->sm.stats.stop_timeouts
-								: rep->seg_dropped),
+					: rep->perf ? rep->pf.lost : rep->seg_dropped),
 			       (double)rep->duration_ns / 1e9, (unsigned long long)rep->threads,
 			       (unsigned long long)rep->start_real_ns,
 			       rep->gone || rep->execed ? "true" : "false");
+	if (r == 0 && rep->sampler) {
+		r = buf_printf(&b, ",\"sampler\":\"%s\",\"sampler_reason\":", rep->sampler);
+		if (r == 0)
+			r = buf_quote(&b, rep->sampler_why, 1);
+	}
+	if (r == 0)
+		r = buf_printf(&b, "}\n");
 	if (r == 0 && write(fd, b.data, b.len) < 0) {
 		/* the reader went away; nothing to do */
 	}

@@ -54,6 +54,7 @@ struct sampler_cfg {
 	pid_t pid;
 	const char *comm;
 	const char *what;         /* the profile type's name, for the "profiling" note */
+	const char *how;          /* appended to that note (the sampler and why), or NULL */
 	const struct policy *policy;
 	int want_state;           /* fill snapshot.state (the samples carry a state label) */
 	int root;                 /* the process asked for (not a --children descendant) */

@@ -251,6 +251,7 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	sm->cfg.pid = t->pid;
 	sm->cfg.comm = t->comm;
 	sm->cfg.what = q->what;
+	sm->cfg.how = q->how;
 	sm->cfg.policy = q->policy;
 	sm->cfg.want_state = !!(labels & LABEL_STATE);
 	sm->cfg.period_ns = (uint64_t)period;
