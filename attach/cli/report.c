@@ -74,11 +74,13 @@ static void report_perf(const struct capture_report *r)
 		fprintf(stderr, "cprof-attach: stats: %llu threads given events at the start\n",
 			(unsigned long long)p->threads_opened);
 	fprintf(stderr,
-		"cprof-attach: stats: CPU: the process's clock %.1fms, the samples %.1fms; "
-		"past a live thread's last sample %.1fms (given to it), live threads never "
-		"sampled %.1fms, [short-lived threads] %.1fms\n",
-		p->cpu_process_ns / 1e6, p->cpu_sampled_ns / 1e6, p->cpu_remainder_ns / 1e6,
-		p->cpu_unsampled_ns / 1e6, p->cpu_short_ns / 1e6);
+		"cprof-attach: stats: CPU: the process's clock %.1fms, the samples' periods %.1fms; "
+		"%llu threads' samples scaled to their clocks (x%.2f..x%.2f); threads that ended "
+		"%.1fms, %.1fms of it in none sampled ([short-lived threads]); live threads never "
+		"sampled %.1fms\n",
+		p->cpu_process_ns / 1e6, p->cpu_sampled_ns / 1e6,
+		(unsigned long long)p->threads_scaled, p->scale_min, p->scale_max,
+		p->cpu_ended_ns / 1e6, p->cpu_short_ns / 1e6, p->cpu_unsampled_ns / 1e6);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
 		"partial; own CPU %.3fs over %.3fs\n",

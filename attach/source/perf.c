@@ -4,11 +4,11 @@
  * thread's user registers and a copy of its user stack, in a ring).
  * Nothing is stopped, traced or signalled. Each sample becomes a thread
  * image and goes through the same recorder as a ptrace snapshot; it
- * weighs the period's nanoseconds of CPU. At the end the process's CPU
- * clock is set against what the samples carry: in task scope, a live
- * thread's CPU past its last sample goes to that sample's stack (as the
- * ptrace sampler does), and the CPU of threads that ended unsampled goes
- * to one "[short-lived threads]" frame, so the total is the process's.
+ * weighs the period's nanoseconds of CPU. At the end each thread's
+ * samples are scaled to its CPU clock, those of threads that ended to the
+ * process's CPU the live ones do not explain, and CPU that no sample
+ * carries gets a marker ("[short-lived threads]"), so the totals are the
+ * clocks' (pcap_settle).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -52,9 +52,10 @@ struct pcap {
 	struct u64map names;       /* tid -> 1 + index in name[] */
 	char (*name)[16];
 	size_t nname, capname;
-	struct u64map sampled;     /* task scope: tid -> CPU its samples carry */
+	struct u64map sampled;     /* tid -> CPU its samples carry */
 	uint64_t all_samples;      /* every sample, the target's or not */
 	int execed;
+	int scaled;                /* the totals were settled against the clocks */
 };
 
 /* tid's name: kept from earlier, else read now, else the process's. */
@@ -125,11 +126,9 @@ static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
 	w = s.period ? s.period : c->ev.cfg.period_ns;
 	c->st->samples++;
 	c->st->cpu_sampled_ns += w;
-	if (c->ev.cfg.scope == PERF_SCOPE_TASK) {
-		prev = 0;
-		u64map_get(&c->sampled, s.tid, &prev);
-		u64map_put(&c->sampled, s.tid, prev + w);
-	}
+	prev = 0;
+	u64map_get(&c->sampled, s.tid, &prev);
+	u64map_put(&c->sampled, s.tid, prev + w);
 	v[0] = 1;
 	v[1] = (int64_t)w;
 	pcap_name(c, s.tid); /* every sampled thread is named (and counted) */
@@ -140,27 +139,6 @@ static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
 		return;
 	}
 	recorder_add(c->rec, s.tid, &img, v, l, nl);
-}
-
-/*
- * Records the kernel dropped: their CPU is real, their stacks unknown. In
- * CPU scope some were other processes': the target's share of what was
- * seen is the estimate of its share of what was lost.
- */
-static void pcap_lost(struct pcap *c, uint64_t n)
-{
-	int64_t v[2];
-
-	c->st->lost += n;
-	if (!c->all_samples)
-		return;
-	v[0] = 0;
-	v[1] = (int64_t)((double)n * (double)c->ev.cfg.period_ns * (double)c->st->samples /
-			 (double)c->all_samples);
-	if (v[1] > 0) {
-		recorder_marker_sample(c->rec, "[not captured: ring buffer full]", v, NULL, 0);
-		c->st->cpu_sampled_ns += (uint64_t)v[1];
-	}
 }
 
 static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
@@ -177,7 +155,7 @@ static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
 		break;
 	case PERF_REC_LOST:
 		if (ring_parse_lost(rec, len, &n) == 0)
-			pcap_lost(c, n);
+			c->st->lost += n;
 		break;
 	case PERF_REC_COMM:
 		if (ring_parse_comm(rec, len, &pid, &tid, name, &exec) < 0 || pid != (uint32_t)c->pid)
@@ -217,22 +195,62 @@ static void threads_cpu(pid_t pid, struct u64map *m)
 	closedir(dir);
 }
 
+/* What each thread's samples are multiplied by (profile_scale_values). */
+struct scales {
+	const struct profile *prof;
+	struct u64map tid;      /* tid -> the factor's bits (a double) */
+	double ended;           /* the factor of threads that ended during the capture */
+	struct u64map *live;    /* the live threads' clocks at the end */
+};
+
+static double scale_of(void *ctx, const struct profile_sample *s)
+{
+	struct scales *sc = ctx;
+	uint64_t bits, c;
+	double f;
+	size_t i;
+
+	for (i = 0; i < s->nlabels; i++) {
+		if (strcmp(profile_string(sc->prof, s->labels[i].key), "tid") != 0)
+			continue;
+		if (u64map_get(&sc->tid, (uint64_t)s->labels[i].num, &bits)) {
+			memcpy(&f, &bits, sizeof(f));
+			return f;
+		}
+		/* Live but unscaled: the "no sample of this thread" marker, already exact. */
+		return u64map_get(sc->live, (uint64_t)s->labels[i].num, &c) ? 1.0 : sc->ended;
+	}
+	return 1.0; /* markers without a thread */
+}
+
 /*
- * Task scope, at the end: a live thread's CPU past its last sample (its
- * last partial period, on each CPU; kernel time when only user mode is
- * sampled) goes where that sample found it; a live thread never sampled
- * gets one marker; what no live thread's clock explains ran in threads
- * that ended. cpu0 holds the clocks when the events were enabled.
+ * At the end: each live thread's samples are scaled so that they add up
+ * to its CPU clock over the window, and the samples of threads that ended
+ * to the process's CPU the live threads do not explain. The period's
+ * nanoseconds are an estimate (the clock interrupt waits while interrupts
+ * are off, and lands on whoever runs next: a thread passing tokens over
+ * pipes got 18% of the samples for 25% of the CPU); the clocks are exact,
+ * so totals per thread are too, and the samples say only where within a
+ * thread the CPU went, as with the ptrace sampler. A live thread with CPU
+ * and no sample, and ended threads none of which was sampled (shorter
+ * than a period, in task scope), get a marker each. cpu0 holds the
+ * clocks when the events were enabled; proc_ns the process's CPU since.
  */
-static void pcap_settle(struct pcap *c, const struct u64map *cpu0, uint64_t proc_ns)
+static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64map *cpu0,
+			uint64_t proc_ns)
 {
 	struct profile_label_in l[2];
 	struct u64map cpu1;
-	uint64_t live = 0, c0, got, used, ended = 0;
+	struct scales sc;
+	uint64_t live = 0, c0, got, used, ended_w = 0, floor, bits;
 	int64_t v[2];
-	size_t i, nl;
+	double f;
+	size_t i;
 
 	u64map_init(&cpu1, NAMES_MAX);
+	u64map_init(&sc.tid, NAMES_MAX);
+	sc.prof = prof;
+	sc.live = &cpu1;
 	threads_cpu(c->pid, &cpu1);
 	for (i = 0; i < cpu1.nslots; i++) {
 		struct u64map_slot *sl = &cpu1.slots[i];
@@ -244,43 +262,57 @@ static void pcap_settle(struct pcap *c, const struct u64map *cpu0, uint64_t proc
 		used = sl->value > c0 ? sl->value - c0 : 0;
 		live += used;
 		got = 0;
-		u64map_get(&c->sampled, sl->key, &got);
-		if (used <= got)
-			continue;
-		v[0] = 0;
-		v[1] = (int64_t)(used - got);
-		nl = pcap_labels(c, (uint32_t)sl->key, l);
-		if (got && recorder_repeat(c->rec, sl->key, v, l, nl) == 0) {
-			c->st->cpu_remainder_ns += used - got;
-		} else if (!got) {
+		if (u64map_get(&c->sampled, sl->key, &got) && got) {
+			f = (double)used / (double)got;
+			memcpy(&bits, &f, sizeof(bits));
+			u64map_put(&sc.tid, sl->key, bits);
+			c->st->scale_min = c->st->scale_min && c->st->scale_min < f ? c->st->scale_min : f;
+			c->st->scale_max = c->st->scale_max > f ? c->st->scale_max : f;
+			c->st->threads_scaled++;
+		} else if (used) {
+			v[0] = 0;
+			v[1] = (int64_t)used;
 			recorder_marker_sample(c->rec, "[not captured: no sample of this thread]", v, l,
-					       nl);
-			c->st->cpu_unsampled_ns += used - got;
+					       pcap_labels(c, (uint32_t)sl->key, l));
+			c->st->cpu_unsampled_ns += used;
 		}
 	}
-	/* The CPU of threads that ended: the process's, minus the live threads', minus their samples. */
 	for (i = 0; i < c->sampled.nslots; i++)
 		if (c->sampled.slots[i].used && !u64map_get(&cpu1, c->sampled.slots[i].key, &c0))
-			ended += c->sampled.slots[i].value;
+			ended_w += c->sampled.slots[i].value;
+	c->st->cpu_ended_ns = proc_ns > live ? proc_ns - live : 0;
+	sc.ended = ended_w ? (double)c->st->cpu_ended_ns / (double)ended_w : 1.0;
+	profile_scale_values(prof, 1, scale_of, &sc);
+	c->scaled = 1;
+	/* Threads that ended with CPU and no sample: one frame, unless it is read skew. */
+	floor = proc_ns / 200 > SHORT_MIN_NS ? proc_ns / 200 : SHORT_MIN_NS;
+	if (!ended_w && c->st->cpu_ended_ns >= floor) {
+		v[0] = 0;
+		v[1] = (int64_t)c->st->cpu_ended_ns;
+		recorder_marker_sample(c->rec, "[short-lived threads]", v, NULL, 0);
+		c->st->cpu_short_ns = c->st->cpu_ended_ns;
+	}
+	u64map_release(&sc.tid);
 	u64map_release(&cpu1);
-	if (proc_ns > live + ended)
-		c->st->cpu_short_ns = proc_ns - live - ended;
 }
 
-/* Give the CPU of threads that ended unsampled its frame, when it is more than read skew. */
-static void pcap_short(struct pcap *c)
+/*
+ * Samples the kernel dropped (a ring was full), when the clocks could not
+ * settle the totals: their CPU is real, their stacks unknown. In CPU
+ * scope some were other processes': the target's share of what was seen
+ * is the estimate of its share of what was lost.
+ */
+static void pcap_lost_marker(struct pcap *c)
 {
-	int64_t v[2] = { 0, 0 };
-	uint64_t floor = c->st->cpu_process_ns / 200;
+	int64_t v[2];
 
-	if (floor < SHORT_MIN_NS)
-		floor = SHORT_MIN_NS;
-	if (c->st->cpu_short_ns < floor) {
-		c->st->cpu_short_ns = 0;
+	if (!c->st->lost || !c->all_samples)
 		return;
-	}
-	v[1] = (int64_t)c->st->cpu_short_ns;
-	recorder_marker_sample(c->rec, "[short-lived threads]", v, NULL, 0);
+	v[0] = 0;
+	v[1] = (int64_t)((double)c->st->lost * (double)c->ev.cfg.period_ns *
+			 (double)c->st->samples / (double)c->all_samples);
+	if (v[1] > 0)
+		recorder_marker_sample(c->rec, "[not captured: ring buffer full]", v, NULL, 0);
 }
 
 /* The ring size for hz samples a second per CPU of stack_bytes each. */
@@ -434,8 +466,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		note("profiling %d (%s): %s for %.3gs at %.0f Hz%s%s", (int)c.pid, c.comm, q->what,
 		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
 		     q->how ? q->how : "");
-	if (a->scope == PERF_SCOPE_TASK)
-		threads_cpu(c.pid, &cpu0); /* before the process clock: the live share is not overstated */
+	threads_cpu(c.pid, &cpu0); /* before the process clock: the live share is not overstated */
 	rep->start_real_ns = clock_real_ns();
 	p0 = clock_process_cpu_ns(c.pid);
 	t0 = clock_mono_ns();
@@ -447,10 +478,11 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	perf_events_drain(&c.ev, pcap_record, &c);
 	rep->pf.scope = a->scope;
 	rep->pf.cpu_process_ns = p1 > p0 ? p1 - p0 : 0;
-	if (a->scope == PERF_SCOPE_TASK && !rep->gone && !c.execed) {
-		pcap_settle(&c, &cpu0, rep->pf.cpu_process_ns);
-		pcap_short(&c);
-	}
+	/* Samples without a tid label cannot be scaled by thread: their weights stand. */
+	if (!rep->gone && !c.execed && (c.labels & LABEL_TID))
+		pcap_settle(&c, prof, &cpu0, rep->pf.cpu_process_ns);
+	if (!c.scaled)
+		pcap_lost_marker(&c);
 	rep->perf = 1;
 	rep->execed = c.execed;
 	rep->duration_ns = t1 - t0;

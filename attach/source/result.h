@@ -33,10 +33,12 @@ struct perf_stats {
 	uint32_t rings;
 	uint32_t stack_bytes;      /* user stack copied per sample */
 	uint64_t cpu_process_ns;   /* the process's CPU clock over the window */
-	uint64_t cpu_sampled_ns;   /* CPU the samples stand for */
-	uint64_t cpu_remainder_ns; /* task scope: live threads' CPU past their last sample, given to it */
-	uint64_t cpu_unsampled_ns; /* task scope: live threads with CPU and no sample */
-	uint64_t cpu_short_ns;     /* CPU of threads gone before a sample: [short-lived threads] */
+	uint64_t cpu_sampled_ns;   /* CPU the samples stand for, by their periods */
+	uint64_t cpu_ended_ns;     /* CPU of threads that ended during the window */
+	uint64_t cpu_unsampled_ns; /* live threads with CPU and no sample (a marker each) */
+	uint64_t cpu_short_ns;     /* ended threads' CPU, none sampled: [short-lived threads] */
+	uint64_t threads_scaled;   /* threads whose samples were scaled to their clocks */
+	double scale_min, scale_max; /* the factors, clock over samples */
 };
 
 struct capture_report {
