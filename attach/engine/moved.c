@@ -103,6 +103,9 @@ uint32_t moved_pick(struct moved *mv, struct session *s, uint64_t tick, const pi
 		for (i = 0; i < n; i++)
 			if ((t = threads_get(&s->threads, tids[i])))
 				cpu_visit(mv, s, tick, t, picked, &npick);
+		/* Every known thread read and still unexplained: threads we do not know. */
+		if (now && mv->unexplained_ns > mv->explained_at_scan + mv->cold_slack_ns * (npick + 1))
+			mv->rescan_due = 1;
 		mv->explained_at_scan = mv->unexplained_ns;
 		mv->full_scan_ns = clock_mono_ns();
 	}
@@ -114,11 +117,17 @@ uint32_t moved_pick(struct moved *mv, struct session *s, uint64_t tick, const pi
 	return npick;
 }
 
+void moved_read(struct moved *mv, struct session *s, uint64_t tick, struct thread *t)
+{
+	cpu_delta(tick, s, t);
+	mv->threads_read++;
+}
+
 void moved_init(struct moved *mv, pid_t pid, uint64_t cold_slack_ns)
 {
 	mv->pid = pid;
 	mv->cold_slack_ns = cold_slack_ns;
-	mv->proc_cpu = clock_process_cpu_ns(pid);
+	mv->proc_cpu = mv->proc_cpu_start = clock_process_cpu_ns(pid);
 	mv->unexplained_ns = mv->explained_at_scan = 0;
 	mv->full_scan_ns = 0; /* the first tick reads every thread */
 	mv->nhot = 0;

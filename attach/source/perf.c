@@ -10,7 +10,6 @@
  * carries gets a marker ("[short-lived threads]"), so the totals are the
  * clocks' (pcap_settle).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,6 +26,7 @@
 #include "attach/source/children.h"
 #include "attach/source/perf.h"
 #include "attach/source/record.h"
+#include "attach/source/settle.h"
 #include "attach/source/source.h"
 #include "common/err.h"
 #include "common/proc.h"
@@ -52,7 +52,7 @@ struct pcap {
 	struct u64map names;       /* tid -> 1 + index in name[] */
 	char (*name)[16];
 	size_t nname, capname;
-	struct u64map sampled;     /* tid -> CPU its samples carry */
+	struct settle settle;      /* what each thread's samples weigh; the clocks at the end */
 	uint64_t all_samples;      /* every sample, the target's or not */
 	int execed;
 	int scaled;                /* the totals were settled against the clocks */
@@ -110,7 +110,7 @@ static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
 	struct profile_label_in l[2];
 	struct thread_image img;
 	struct perf_sample s;
-	uint64_t w, prev;
+	uint64_t w;
 	int64_t v[2];
 	size_t nl;
 
@@ -126,9 +126,7 @@ static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
 	w = s.period ? s.period : c->ev.cfg.period_ns;
 	c->st->samples++;
 	c->st->cpu_sampled_ns += w;
-	prev = 0;
-	u64map_get(&c->sampled, s.tid, &prev);
-	u64map_put(&c->sampled, s.tid, prev + w);
+	settle_add(&c->settle, s.tid, w);
 	v[0] = 1;
 	v[1] = (int64_t)w;
 	pcap_name(c, s.tid); /* every sampled thread is named (and counted) */
@@ -173,56 +171,6 @@ static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
 	}
 }
 
-/* Every live thread's CPU clock (schedstat) into m: tid -> ns. */
-static void threads_cpu(pid_t pid, struct u64map *m)
-{
-	char path[96], buf[96];
-	struct dirent *d;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(dir = opendir(path)))
-		return;
-	while ((d = readdir(dir))) {
-		long tid = atol(d->d_name);
-
-		if (tid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%ld/schedstat", (int)pid, tid);
-		if (proc_read(path, buf, sizeof(buf)) > 0)
-			u64map_put(m, (uint64_t)tid, strtoull(buf, NULL, 10));
-	}
-	closedir(dir);
-}
-
-/* What each thread's samples are multiplied by (profile_scale_values). */
-struct scales {
-	const struct profile *prof;
-	struct u64map tid;      /* tid -> the factor's bits (a double) */
-	double ended;           /* the factor of threads that ended during the capture */
-	struct u64map *live;    /* the live threads' clocks at the end */
-};
-
-static double scale_of(void *ctx, const struct profile_sample *s)
-{
-	struct scales *sc = ctx;
-	uint64_t bits, c;
-	double f;
-	size_t i;
-
-	for (i = 0; i < s->nlabels; i++) {
-		if (strcmp(profile_string(sc->prof, s->labels[i].key), "tid") != 0)
-			continue;
-		if (u64map_get(&sc->tid, (uint64_t)s->labels[i].num, &bits)) {
-			memcpy(&f, &bits, sizeof(f));
-			return f;
-		}
-		/* Live but unscaled: the "no sample of this thread" marker, already exact. */
-		return u64map_get(sc->live, (uint64_t)s->labels[i].num, &c) ? 1.0 : sc->ended;
-	}
-	return 1.0; /* markers without a thread */
-}
-
 /*
  * At the end: each live thread's samples are scaled so that they add up
  * to its CPU clock over the window, and the samples of threads that ended
@@ -240,20 +188,14 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 			uint64_t proc_ns)
 {
 	struct profile_label_in l[2];
-	struct u64map cpu1;
-	struct scales sc;
-	uint64_t live = 0, c0, got, used, ended_w = 0, floor, bits;
+	uint64_t live = 0, c0, got, used, ended_w, floor;
 	int64_t v[2];
 	double f;
 	size_t i;
 
-	u64map_init(&cpu1, NAMES_MAX);
-	u64map_init(&sc.tid, NAMES_MAX);
-	sc.prof = prof;
-	sc.live = &cpu1;
-	threads_cpu(c->pid, &cpu1);
-	for (i = 0; i < cpu1.nslots; i++) {
-		struct u64map_slot *sl = &cpu1.slots[i];
+	settle_read_live(&c->settle, c->pid);
+	for (i = 0; i < c->settle.live.nslots; i++) {
+		struct u64map_slot *sl = &c->settle.live.slots[i];
 
 		if (!sl->used)
 			continue;
@@ -261,11 +203,10 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 		u64map_get(cpu0, sl->key, &c0);
 		used = sl->value > c0 ? sl->value - c0 : 0;
 		live += used;
-		got = 0;
-		if (u64map_get(&c->sampled, sl->key, &got) && got) {
+		got = settle_weight(&c->settle, (uint32_t)sl->key);
+		if (got) {
 			f = (double)used / (double)got;
-			memcpy(&bits, &f, sizeof(bits));
-			u64map_put(&sc.tid, sl->key, bits);
+			settle_set(&c->settle, (uint32_t)sl->key, f);
 			c->st->scale_min = c->st->scale_min && c->st->scale_min < f ? c->st->scale_min : f;
 			c->st->scale_max = c->st->scale_max > f ? c->st->scale_max : f;
 			c->st->threads_scaled++;
@@ -275,14 +216,13 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 			recorder_marker_sample(c->rec, "[not captured: no sample of this thread]", v, l,
 					       pcap_labels(c, (uint32_t)sl->key, l));
 			c->st->cpu_unsampled_ns += used;
+			settle_set(&c->settle, (uint32_t)sl->key, 1.0); /* the marker is exact */
 		}
 	}
-	for (i = 0; i < c->sampled.nslots; i++)
-		if (c->sampled.slots[i].used && !u64map_get(&cpu1, c->sampled.slots[i].key, &c0))
-			ended_w += c->sampled.slots[i].value;
+	ended_w = settle_ended_weight(&c->settle);
 	c->st->cpu_ended_ns = proc_ns > live ? proc_ns - live : 0;
-	sc.ended = ended_w ? (double)c->st->cpu_ended_ns / (double)ended_w : 1.0;
-	profile_scale_values(prof, 1, scale_of, &sc);
+	c->settle.ended = ended_w ? (double)c->st->cpu_ended_ns / (double)ended_w : 1.0;
+	settle_apply(&c->settle, prof, 1);
 	c->scaled = 1;
 	/* Threads that ended with CPU and no sample: one frame, unless it is read skew. */
 	floor = proc_ns / 200 > SHORT_MIN_NS ? proc_ns / 200 : SHORT_MIN_NS;
@@ -292,8 +232,6 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 		recorder_marker_sample(c->rec, "[short-lived threads]", v, NULL, 0);
 		c->st->cpu_short_ns = c->st->cpu_ended_ns;
 	}
-	u64map_release(&sc.tid);
-	u64map_release(&cpu1);
 }
 
 /*
@@ -432,7 +370,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	memset(&c, 0, sizeof(c));
 	memset(rep, 0, sizeof(*rep));
 	u64map_init(&c.names, NAMES_MAX);
-	u64map_init(&c.sampled, NAMES_MAX);
+	settle_init(&c.settle);
 	u64map_init(&cpu0, NAMES_MAX);
 	c.q = q;
 	c.pid = q->t->pid;
@@ -466,7 +404,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		note("profiling %d (%s): %s for %.3gs at %.0f Hz%s%s", (int)c.pid, c.comm, q->what,
 		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
 		     q->how ? q->how : "");
-	threads_cpu(c.pid, &cpu0); /* before the process clock: the live share is not overstated */
+	settle_read_clocks(c.pid, &cpu0); /* before the process clock: the live share is not overstated */
 	rep->start_real_ns = clock_real_ns();
 	p0 = clock_process_cpu_ns(c.pid);
 	t0 = clock_mono_ns();
@@ -508,7 +446,7 @@ out:
 	free(kids);
 	free(c.name);
 	u64map_release(&c.names);
-	u64map_release(&c.sampled);
+	settle_release(&c.settle);
 	u64map_release(&cpu0);
 	return code;
 }
