@@ -204,7 +204,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/cfitab.c attach/source/segment.c attach/engine/sigframe.c
+FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/cfitab.c attach/source/segment.c attach/engine/sigframe.c attach/perf/ring.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
