@@ -262,6 +262,20 @@ static size_t ring_bytes_for(uint64_t period_ns, uint32_t stack_bytes)
 }
 
 /*
+ * Whether the right to look at pid is gone (it made itself non-dumpable,
+ * or changed credentials): the events, once open, would go on sampling,
+ * so the capture asks the kernel the ptrace question again, as the ptrace
+ * sampler does when a seize is refused (/proc/PID/syscall is one read).
+ */
+static int pcap_access_lost(pid_t pid)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	return proc_read(path, buf, sizeof(buf)) < 0 && (errno == EACCES || errno == EPERM);
+}
+
+/*
  * The window: drain the rings when they fill, at least every DRAIN_MS,
  * until the deadline, a stop signal, the target's exit or exec.
  */
@@ -305,6 +319,10 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 		}
 		if (c->execed)
 			break;
+		if (pcap_access_lost(c->pid)) {
+			rep->lost_access = 1;
+			break;
+		}
 		if (q->progress && clock_mono_ns() - shown >= PROGRESS_NS) {
 			shown = clock_mono_ns();
 			q->progress(shown - t0, q->duration_ns, c->st->samples, c->names.count, 0);
