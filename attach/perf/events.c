@@ -286,7 +286,7 @@ static int task_open_all(struct perf_events *ev)
 	return r < 0 ? -1 : 0;
 }
 
-int perf_events_open(struct perf_events *ev, const struct perf_cfg *cfg)
+int perf_events_init(struct perf_events *ev, const struct perf_cfg *cfg)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	char online[256];

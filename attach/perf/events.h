@@ -21,7 +21,7 @@
  *    than a period are counted by the kernel but never sampled.
  *
  * Invariants:
- *  - perf_events_open() leaves nothing open when it fails, and the
+ *  - perf_events_init() leaves nothing open when it fails, and the
  *    events start disabled: perf_events_enable() starts every one, so the
  *    window begins at one instant;
  *  - records are read only through ring.c's checks; a ring's tail is
@@ -79,7 +79,7 @@ struct perf_events {
  * not supported, EMFILE too many descriptors, ESRCH the target is gone)
  * and ev->failed naming the step.
  */
-int perf_events_open(struct perf_events *ev, const struct perf_cfg *cfg);
+int perf_events_init(struct perf_events *ev, const struct perf_cfg *cfg);
 
 /* Start or stop every event. 0 or -1. */
 int perf_events_enable(struct perf_events *ev);

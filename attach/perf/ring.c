@@ -52,7 +52,7 @@ static int take_u64(struct cursor *c, uint64_t *v)
 	return take(c, v, sizeof(*v));
 }
 
-int perf_layout_valid(const struct perf_layout *l)
+int ring_layout_valid(const struct perf_layout *l)
 {
 	if (l->sample_type & ~(uint64_t)LAYOUT_KNOWN)
 		return 0;
@@ -127,7 +127,7 @@ int ring_parse_sample(const struct perf_layout *l, const unsigned char *rec, siz
 	uint32_t two[2];
 
 	memset(s, 0, sizeof(*s));
-	if (!perf_layout_valid(l) || len < 8 || ring_record_type(rec, len) != PERF_REC_SAMPLE)
+	if (!ring_layout_valid(l) || len < 8 || ring_record_type(rec, len) != PERF_REC_SAMPLE)
 		return -1;
 	c.p += 8;
 	c.left -= 8;

@@ -76,7 +76,7 @@ struct perf_ring {
 };
 
 /* Whether layout l is one ring_parse_sample() can read. */
-int perf_layout_valid(const struct perf_layout *l);
+int ring_layout_valid(const struct perf_layout *l);
 
 /*
  * The next record between r->tail and head: 1 with *rec (its header

@@ -35,7 +35,9 @@
 
 #define NAMES_MAX 65536         /* thread names kept; later threads get the process's */
 #define DRAIN_MS 100            /* read the rings at least this often */
+#define DRAIN_MIN_MS 2          /* ... and no more often than this when they fill fast */
 #define PROGRESS_NS 250000000ull
+#define ACCESS_CHECK_NS 100000000ull /* ask the ptrace question again this often */
 #define RING_SECONDS 0.25       /* a ring holds about this long of one CPU's samples */
 #define RING_MIN (256u << 10)
 #define RING_MAX (8u << 20)
@@ -276,17 +278,33 @@ static int pcap_access_lost(pid_t pid)
 }
 
 /*
- * The window: drain the rings when they fill, at least every DRAIN_MS,
- * until the deadline, a stop signal, the target's exit or exec.
+ * How often to read the rings besides their wake-ups: a quarter of the
+ * time one fills at a sample per period, within [DRAIN_MIN_MS, DRAIN_MS]
+ * (a small ring, where locked memory is short, fills in milliseconds at
+ * 1000 Hz, and its wake-up mark was set for the size asked for).
+ */
+static int pcap_drain_ms(const struct perf_events *ev)
+{
+	double fill_ms = (double)ev->ring_bytes / (ev->cfg.stack_bytes + 512.0) *
+			 (double)ev->cfg.period_ns / 1e6;
+	int ms = (int)(fill_ms / 4);
+
+	return ms < DRAIN_MIN_MS ? DRAIN_MIN_MS : ms > DRAIN_MS ? DRAIN_MS : ms;
+}
+
+/*
+ * The window: drain the rings when they fill, at least every
+ * pcap_drain_ms(), until the deadline, a stop signal, the target's exit
+ * or exec.
  */
 static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 {
 	const struct capture_req *q = c->q;
 	struct pollfd pfd[2 + 1024];
 	struct signalfd_siginfo si;
-	uint64_t now, shown = t0, deadline = t0 + q->duration_ns;
+	uint64_t now, shown = t0, checked = t0, deadline = t0 + q->duration_ns;
 	sigset_t set;
-	int i, n = 0, ms, sigfd, pidfd;
+	int i, n = 0, ms, sigfd, pidfd, every = pcap_drain_ms(&c->ev);
 
 	proc_stop_signals(&set, 0);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
@@ -302,8 +320,8 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 	}
 	while ((now = clock_mono_ns()) < deadline) {
 		ms = (int)((deadline - now + 999999) / 1000000);
-		if (ms > DRAIN_MS)
-			ms = DRAIN_MS;
+		if (ms > every)
+			ms = every;
 		if (poll(pfd, (nfds_t)n, ms) < 0 && errno != EINTR)
 			break;
 		perf_events_drain(&c->ev, pcap_record, c);
@@ -319,9 +337,12 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 		}
 		if (c->execed)
 			break;
-		if (pcap_access_lost(c->pid)) {
-			rep->lost_access = 1;
-			break;
+		if (clock_mono_ns() - checked >= ACCESS_CHECK_NS) {
+			checked = clock_mono_ns();
+			if (pcap_access_lost(c->pid)) {
+				rep->lost_access = 1;
+				break;
+			}
 		}
 		if (q->progress && clock_mono_ns() - shown >= PROGRESS_NS) {
 			shown = clock_mono_ns();
@@ -360,7 +381,7 @@ static int pcap_open(struct pcap *c, const struct perf_access *a, struct capture
 		snprintf(rep->sampler_why, sizeof(rep->sampler_why), "%s", a->why);
 		return EXIT_ATTACH;
 	}
-	if (perf_events_open(&c->ev, &cfg) == 0)
+	if (perf_events_init(&c->ev, &cfg) == 0)
 		return 0;
 	if (errno == ESRCH || target_exited(c->pid)) {
 		error("%d (%s) exited before anything was captured; no profile written",
