@@ -28,6 +28,9 @@
 
 void sampler_push(struct sampler *sm, struct snapshot *snap)
 {
+	/* Once queued the snapshot is the consumer's, who may free it at once. */
+	uint64_t weight = (uint64_t)snap->weight;
+
 	snap->pid = sm->cfg.pid;
 	snap->comm = sm->cfg.comm;
 	if (queue_push(sm->cfg.queue, snap) < 0) {
@@ -36,7 +39,7 @@ void sampler_push(struct sampler *sm, struct snapshot *snap)
 		return;
 	}
 	sm->res.samples++;
-	sm->res.weighed_ns += (uint64_t)snap->weight;
+	sm->res.weighed_ns += weight;
 }
 
 static int sampler_tick(struct sampler *sm, struct session *s, pid_t **tids, uint32_t *cap)
