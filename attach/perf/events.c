@@ -83,6 +83,8 @@ static void events_attr(const struct perf_events *ev, struct perf_event_attr *a)
 	a->exclude_idle = c->scope == PERF_SCOPE_CPU;
 	a->comm = 1;
 	a->comm_exec = 1;
+	/* Every record ends with its tid and time: an exec's is set against samples'. */
+	a->sample_id_all = 1;
 	a->inherit = c->scope == PERF_SCOPE_TASK;
 	a->inherit_thread = a->inherit && ev->inherit_thread;
 	a->watermark = 1;

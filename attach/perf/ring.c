@@ -108,6 +108,24 @@ corrupt:
 	return -1;
 }
 
+int ring_record_time(const struct perf_layout *l, const unsigned char *rec, size_t len,
+		     uint64_t *time)
+{
+	size_t trailer = 0, at;
+
+	if (!(l->sample_type & PERF_LAYOUT_TIME))
+		return -1;
+	/* sample_id's order: TID, TIME, (ID, STREAM_ID,) CPU. */
+	trailer += (l->sample_type & PERF_LAYOUT_TID) ? 8 : 0;
+	at = trailer;
+	trailer += 8;
+	trailer += (l->sample_type & PERF_LAYOUT_CPU) ? 8 : 0;
+	if (len < 8 + trailer)
+		return -1;
+	memcpy(time, rec + len - trailer + at, sizeof(*time));
+	return 0;
+}
+
 uint32_t ring_record_type(const unsigned char *rec, size_t len)
 {
 	uint32_t type;

@@ -85,6 +85,14 @@ int ring_layout_valid(const struct perf_layout *l);
  */
 int ring_next(struct perf_ring *r, uint64_t head, const unsigned char **rec, size_t *len);
 
+/*
+ * The time a non-sample record carries at its end (events opened with
+ * sample_id_all: the layout's TID, TIME and CPU fields follow every
+ * record). 0, or -1 when the layout has no time or the record is too short.
+ */
+int ring_record_time(const struct perf_layout *l, const unsigned char *rec, size_t len,
+		     uint64_t *time);
+
 /* The record's type (its header's), or 0 when it is shorter than a header. */
 uint32_t ring_record_type(const unsigned char *rec, size_t len);
 

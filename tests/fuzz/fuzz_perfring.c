@@ -68,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 		}
 		(void)ring_parse_lost(rec, len, &lost);
+		(void)ring_record_time(&layout, rec, len, &lost);
 		if (ring_parse_comm(rec, len, &pid, &tid, name, &exec) == 0 && strlen(name) > 15)
 			__builtin_trap();
 	}

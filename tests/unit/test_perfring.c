@@ -143,6 +143,23 @@ static void test_other_records(void **state)
 	assert_string_equal(name, "wor");
 	assert_int_equal(ring_parse_comm(r.b, 12, &pid, &tid, name, &exec), -1);
 	assert_int_equal(ring_record_type(r.b, 7), 0);
+	/* With sample_id_all, the layout's tid and time follow the record. */
+	r.n = 8;
+	put64(&r, 100 | (101ull << 32));
+	put(&r, "sh\0\0\0\0\0\0", 8);
+	put64(&r, 100 | (101ull << 32));
+	put64(&r, 987654321);
+	header(&r, PERF_REC_COMM, 1u << 13);
+	assert_int_equal(ring_parse_comm(r.b, r.n, &pid, &tid, name, &exec), 0);
+	assert_string_equal(name, "sh");
+	assert_int_equal(ring_record_time(&layout, r.b, r.n, &lost), 0);
+	assert_int_equal(lost, 987654321);
+	assert_int_equal(ring_record_time(&layout, r.b, 8 + 15, &lost), -1); /* too short */
+	{
+		struct perf_layout notime = { PERF_LAYOUT_TID, 0 };
+
+		assert_int_equal(ring_record_time(&notime, r.b, r.n, &lost), -1);
+	}
 }
 
 /* Every prefix of a sample, and each lying size, is refused. */
