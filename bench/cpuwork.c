@@ -5,6 +5,9 @@
  * the bottom), built with -O2 and without frame pointers, so a profiler
  * must unwind with DWARF. Prints "ready PID" at start and "elapsed SECONDS"
  * when every thread is done; the elapsed time is what a profiler slows.
+ * Then "cpu SECONDS": the process's CPU time over the same span, which a
+ * sampler that works in the target's context (perf) adds to, and which the
+ * load of other processes on a shared machine does not.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -63,7 +66,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct timespec t0, t1;
+	struct timespec t0, t1, c0, c1;
 	pthread_t t[64];
 	int n = 2, c, i;
 
@@ -80,11 +83,14 @@ int main(int argc, char **argv)
 	/* Give a profiler time to attach before the clock starts. */
 	usleep(300000);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	for (i = 0; i < n; i++)
 		pthread_create(&t[i], NULL, worker, NULL);
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 	printf("elapsed %.4f\n", (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	printf("cpu %.4f\n", (c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9);
 	return 0;
 }

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -53,8 +55,15 @@ static char state_of(int pid, int tid)
 	return q && q[1] ? q[2] : 0;
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
 int main(int argc, char **argv)
 {
+	struct sigaction sa;
+	struct itimerval it = { { 1, 0 }, { 1, 0 } };
 	static unsigned long long pause_ns[MAXP];
 	static unsigned char stack[65536];
 	int tids[MAXT], n = 0, pid, hz, i, st;
@@ -73,6 +82,16 @@ int main(int argc, char **argv)
 		copy = sizeof(stack);
 	pid = atoi(argv[1]);
 	hz = atoi(argv[2]);
+	/*
+	 * A waitpid for an interrupted thread can block for good when the
+	 * process exits meanwhile (its leader is not reported before the other
+	 * threads are reaped, by us): a once-a-second alarm, without
+	 * SA_RESTART, breaks it with EINTR at no cost per stop.
+	 */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
 	end = now() + (unsigned long long)(atof(argv[3]) * 1e9);
 	snprintf(p, sizeof(p), "/proc/%d/task", pid);
 	dir = opendir(p);

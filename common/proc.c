@@ -76,6 +76,16 @@ uint64_t clock_real_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t clock_process_cpu_ns(pid_t pid)
+{
+	struct timespec ts;
+	clockid_t c = (clockid_t)((~(unsigned)pid << 3) | 2); /* CPUCLOCK_SCHED, process-wide */
+
+	if (clock_gettime(c, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void proc_stop_signals(sigset_t *set, int with_child)
 {
 	sigemptyset(set);

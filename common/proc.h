@@ -37,4 +37,11 @@ uint64_t clock_mono_ns(void);
 /* Wall-clock time, in nanoseconds since the epoch. */
 uint64_t clock_real_ns(void);
 
+/*
+ * Process pid's CPU clock (every thread, living and ended), in ns; 0 when
+ * it cannot be read. One syscall, allowed for any process; the kernel
+ * sums every thread for it.
+ */
+uint64_t clock_process_cpu_ns(pid_t pid);
+
 #endif

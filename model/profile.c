@@ -454,6 +454,21 @@ const char *profile_string(const struct profile *p, int64_t index)
 	return p->strings.strs[index];
 }
 
+void profile_scale_values(struct profile *p, size_t vi,
+			  double (*factor)(void *ctx, const struct profile_sample *s), void *ctx)
+{
+	size_t i;
+	int64_t *v;
+
+	if (vi >= p->ntypes)
+		return;
+	for (i = 0; i < p->samples.n; i++) {
+		/* The arena is ours and writable (see profile_add_sample). */
+		v = (int64_t *)p->samples.v[i].values;
+		v[vi] = (int64_t)((double)v[vi] * factor(ctx, &p->samples.v[i]) + 0.5);
+	}
+}
+
 size_t profile_nvalues(const struct profile *p)
 {
 	return p->ntypes;

@@ -98,6 +98,15 @@ struct profile_sample {
 };
 
 /*
+ * Multiply value vi of every sample by factor(ctx, sample), rounded; for
+ * a sampler whose totals are measured only after its samples were added
+ * (the perf source scales each thread's samples to its CPU clock).
+ * Merged samples stay merged: the factor sees the labels a key is made of.
+ */
+void profile_scale_values(struct profile *p, size_t vi,
+			  double (*factor)(void *ctx, const struct profile_sample *s), void *ctx);
+
+/*
  * Create an empty profile; NULL when out of memory. A profile is a heap
  * object (its layout is private to model/): profile_new() and
  * profile_free() are a deliberate pair, as is pprof_read() (writer/pprof.h)

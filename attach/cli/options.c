@@ -130,6 +130,15 @@ static int takes_hz(const struct kind *k)
 	return !!(kind_takes(k) & KIND_TAKES_HZ);
 }
 
+static int takes_sampler(const struct kind *k)
+{
+	return !!(kind_takes(k) & KIND_TAKES_SAMPLER);
+}
+
+static const char *const sampler_names[] = {
+	[SAMPLER_AUTO] = "auto", [SAMPLER_PERF] = "perf", [SAMPLER_PTRACE] = "ptrace",
+};
+
 static void usage(FILE *f)
 {
 	const struct kind *k;
@@ -139,10 +148,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: cprof-attach -p PID [-t TYPE] [-d DURATION] [-F HZ] [-o FILE] [options]\n"
 		"\n"
-		"Attach to a running process from outside (ptrace), sample its threads,\n"
-		"detach, and write a pprof profile (gzip-compressed profile.proto) that\n"
-		"`go tool pprof` and `pprof` read. The target keeps running throughout;\n"
-		"no thread is left stopped, whatever happens to cprof-attach.\n"
+		"Attach to a running process from outside (ptrace, or for cpu profiles the\n"
+		"kernel's perf events), sample its threads, detach, and write a pprof\n"
+		"profile (gzip-compressed profile.proto) that `go tool pprof` and `pprof`\n"
+		"read. The target keeps running throughout; no thread is left stopped,\n"
+		"whatever happens to cprof-attach.\n"
 		"\n"
 		"options:\n"
 		"  -p, --pid PID          process to profile (required)\n"
@@ -176,6 +186,15 @@ static void usage(FILE *f)
 	kinds_named(f, takes_hz);
 	fprintf(f, ": samples per second per thread,\n"
 		   "                         %u..%u (default 100)\n", OPT_MIN_HZ, OPT_MAX_HZ);
+	fprintf(f, "      --sampler WHICH    ");
+	kinds_named(f, takes_sampler);
+	fprintf(f, ": how samples are taken (default auto):\n"
+		   "                           perf    the kernel samples running threads (perf_event_open):\n"
+		   "                                   nothing is stopped; sees threads of any life span\n"
+		   "                                   with CAP_PERFMON, root or perf_event_paranoid <= 0\n"
+		   "                           ptrace  stop each running thread for a moment and copy it\n"
+		   "                           auto    perf where the kernel allows it, else ptrace;\n"
+		   "                                   the choice and why are on the capture line\n");
 	fprintf(f,
 
 		"  -o, --output FILE      where to write the profile; - for standard output\n"
@@ -189,11 +208,13 @@ static void usage(FILE *f)
 		"                         with --every it must hold %%n or %%t\n"
 		"      --summary json     print one JSON line per capture on stdout (on stderr\n"
 		"                         with -o -): path, type, pid, capture, exit, samples,\n"
-		"                         lost, duration_s, threads, start_ns, partial\n"
+		"                         lost, duration_s, threads, start_ns, partial (cpu:\n"
+		"                         also sampler, sampler_reason)\n"
 		"      --top              print the top functions after a capture even when\n"
 		"                         stderr is not a terminal (on a terminal they are)\n"
 		"      --stack-size BYTES stack bytes copied per sample, 4K..1M (default 64K);\n"
-		"                         a handler on an alternate signal stack: both stacks\n"
+		"                         a handler on an alternate signal stack: both stacks;\n"
+		"                         perf events copy at most 65528\n"
 		"      --children         also every descendant process, present and new, into\n"
 		"                         the same profile, labelled pid and process (");
 	kinds_named(f, takes_children);
@@ -203,6 +224,8 @@ static void usage(FILE *f)
 		"      --lines            folded and svg: one frame per source line,\n"
 		"                         \"function (file:line)\"\n"
 		"      --stats            print the profiler's own costs on stderr\n"
+		"      --stats            print the sampler chosen and why, and the profiler's\n"
+		"                         own costs, on stderr\n"
 		"  -q, --quiet            print only errors\n"
 		"  -h, --help             this help\n"
 		"  -V, --version          the version\n"
@@ -223,7 +246,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
-       OPT_CHILDREN, OPT_NO_LINES, OPT_LINES };
+       OPT_CHILDREN, OPT_NO_LINES, OPT_LINES, OPT_SAMPLER };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -241,6 +264,7 @@ static const struct option longopts[] = {
 	{ "children", no_argument, NULL, OPT_CHILDREN },
 	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "sampler", required_argument, NULL, OPT_SAMPLER },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -250,7 +274,8 @@ static const struct option longopts[] = {
 int options_parse(struct options *o, int argc, char **argv)
 {
 	uint64_t v;
-	int c, have_pid = 0, timing = 0, hz_given = 0, count_given = 0;
+	int c, have_pid = 0, timing = 0, hz_given = 0, count_given = 0, sampler_given = 0;
+	unsigned i;
 
 	memset(o, 0, sizeof(*o));
 	o->duration_ns = 30ull * 1000000000ull;
@@ -299,6 +324,17 @@ int options_parse(struct options *o, int argc, char **argv)
 			if (parse_uint(optarg, OPT_MIN_STACK, OPT_MAX_STACK, 1, &v) < 0)
 				return error("invalid stack size \"%s\": expected 4K to 1M", optarg);
 			o->stack_cap = (size_t)v;
+			o->stack_given = 1;
+			break;
+		case OPT_SAMPLER:
+			for (i = 0; i < sizeof(sampler_names) / sizeof(sampler_names[0]); i++)
+				if (!strcmp(optarg, sampler_names[i]))
+					break;
+			if (i == sizeof(sampler_names) / sizeof(sampler_names[0]))
+				return error("unknown sampler \"%s\": expected auto, perf or ptrace",
+					     optarg);
+			o->sampler = (enum sampler_wish)i;
+			sampler_given = 1;
 			break;
 		case OPT_STATS:
 			o->stats = 1;
@@ -392,6 +428,10 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (o->children && !(kind_takes(o->kind) & KIND_TAKES_CHILDREN))
 		return error("option \"--children\" does not apply to %s profiles yet: profile each "
 			     "process's segment on its own",
+			     o->kind->name);
+	if (sampler_given && !(kind_takes(o->kind) & KIND_TAKES_SAMPLER))
+		return error("option \"--sampler\" does not apply to %s profiles, whose sampler "
+			     "is fixed",
 			     o->kind->name);
 	if (hz_given && !(kind_takes(o->kind) & KIND_TAKES_HZ))
 		return error("option \"-F\" does not apply to %s profiles, which are not sampled "

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attach/source/source.h"
 #include "common/exitcode.h"
 
 #define OPT_MAX_DURATION_NS (7ull * 24 * 3600 * 1000000000ull)
@@ -40,6 +41,8 @@ struct options {
 	int summary_json;         /* --summary json */
 	int top;                  /* --top: print the top functions even off a terminal */
 	int children;             /* --children: the process and its descendants, one profile */
+	enum sampler_wish sampler; /* --sampler: auto (default), perf or ptrace */
+	int stack_given;          /* --stack-size was given */
 	int progress;             /* draw the live progress line (stderr is a terminal) */
 	int no_lines;             /* --no-lines: function names only, no source lines */
 	int frame_lines;          /* --lines: folded and svg frames are "function (file:line)" */

@@ -27,7 +27,7 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 		note("wrote %s: %llu samples from %llu threads in %llu processes over %.2fs", where,
 		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
 		     (unsigned long long)rep->processes, (double)rep->duration_ns / 1e9);
-	else if (rep->ptrace)
+	else if (rep->ptrace || rep->perf)
 		note("wrote %s: %llu samples from %llu threads over %.2fs", where,
 		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
 		     (double)rep->duration_ns / 1e9);
@@ -71,11 +71,53 @@ static void report_lines(const struct record_stats *rec)
 		(unsigned long long)rec->lines_objects, rec->lines_ns / 1e6, rec->lines_cpu_ns / 1e6);
 }
 
+/* The perf source's lines. */
+static void report_perf(const struct capture_report *r)
+{
+	const struct perf_stats *p = &r->pf;
+
+	fprintf(stderr,
+		"cprof-attach: stats: perf events (%s scope): %llu samples of the target, %llu "
+		"of other processes passed over, %llu lost (a ring was full), %llu throttled, "
+		"%llu without user registers, %llu rings found corrupt; %u rings of %llu KiB, "
+		"%u bytes of stack a sample, %llu passes over the rings\n",
+		p->scope == 2 ? "CPU" : "task", (unsigned long long)p->samples,
+		(unsigned long long)p->others, (unsigned long long)p->lost,
+		(unsigned long long)p->throttled, (unsigned long long)p->no_regs,
+		(unsigned long long)p->corrupt, p->rings, (unsigned long long)p->ring_bytes >> 10,
+		p->stack_bytes, (unsigned long long)p->drains);
+	if (p->threads_opened)
+		fprintf(stderr, "cprof-attach: stats: %llu threads given events at the start\n",
+			(unsigned long long)p->threads_opened);
+	fprintf(stderr,
+		"cprof-attach: stats: CPU: the process's clock %.1fms, the samples' periods %.1fms; "
+		"%llu threads' samples scaled to their clocks (x%.2f..x%.2f); threads that ended "
+		"%.1fms, %.1fms of it in none sampled ([short-lived threads]); live threads never "
+		"sampled %.1fms\n",
+		p->cpu_process_ns / 1e6, p->cpu_sampled_ns / 1e6,
+		(unsigned long long)p->threads_scaled, p->scale_min, p->scale_max,
+		p->cpu_ended_ns / 1e6, p->cpu_short_ns / 1e6, p->cpu_unsampled_ns / 1e6);
+	fprintf(stderr,
+		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
+		"partial; own CPU %.3fs over %.3fs\n",
+		(unsigned long long)r->rec.stacks,
+		r->rec.stacks ? (double)r->rec.frames / (double)r->rec.stacks : 0.0,
+		(unsigned long long)r->rec.truncated, (unsigned long long)r->rec.partial,
+		r->cpu_self_s, (double)r->duration_ns / 1e9);
+	report_partial(&r->rec);
+}
+
 void report_stats(const struct capture_report *r)
 {
 	const struct sampler_results *sm = &r->sm;
 
 	report_lines(&r->rec);
+	if (r->sampler)
+		fprintf(stderr, "cprof-attach: stats: sampler %s: %s\n", r->sampler, r->sampler_why);
+	if (r->perf) {
+		report_perf(r);
+		return;
+	}
 	if (!r->ptrace) {
 		fprintf(stderr,
 			"cprof-attach: stats: %llu stacks read from libcprof.so's segment, %llu left "
@@ -105,11 +147,14 @@ void report_stats(const struct capture_report *r)
 		(unsigned long long)sm->stats.torn_reads);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu signals passed on during stops, %llu EINTRs turned into "
-		"restarts, %.1fms CPU not attributed, %llu thread CPU clocks read, %llu idle "
+		"restarts, %.1fms CPU of threads never found running, %.1fms of threads no read "
+		"of the thread list saw ([short-lived threads]) of the process's %.1fms, "
+		"%llu thread CPU clocks read, %llu idle "
 		"threads found unchanged, %llu reads of the thread list, %llu samples on an "
 		"alternate signal stack, %llu zombies reaped while an exec held a seize\n",
 		(unsigned long long)sm->stats.signals_passed, (unsigned long long)sm->stats.eintr_fixed,
-		sm->cpu_unattributed_ns / 1e6, (unsigned long long)sm->threads_read,
+		sm->cpu_unattributed_ns / 1e6, sm->cpu_short_ns / 1e6, sm->cpu_process_ns / 1e6,
+		(unsigned long long)sm->threads_read,
 		(unsigned long long)sm->stats.repeats, (unsigned long long)sm->stats.rescans,
 		(unsigned long long)sm->stats.altstack_copies,
 		(unsigned long long)sm->stats.exec_rescues);
@@ -150,14 +195,21 @@ void report_json(const struct options *o, const struct target *t, const struct c
 	if (r == 0)
 		r = buf_printf(&b, ",\"type\":\"%s\",\"pid\":%d,\"capture\":%u,\"exit\":%d,"
 			       "\"samples\":%llu,\"lost\":%llu,\"duration_s\":%.3f,\"threads\":%llu,"
-			       "\"start_ns\":%llu,\"partial\":%s}\n",
+			       "\"start_ns\":%llu,\"partial\":%s",
 			       o->kind->name, (int)t->pid, number, code,
 			       (unsigned long long)rep->samples,
 			       (unsigned long long)(rep->ptrace ? rep->sm.lost + rep->sm.stats.stop_timeouts
-								: rep->seg_dropped),
+					: rep->perf ? rep->pf.lost : rep->seg_dropped),
 			       (double)rep->duration_ns / 1e9, (unsigned long long)rep->threads,
 			       (unsigned long long)rep->start_real_ns,
 			       rep->gone || rep->execed ? "true" : "false");
+	if (r == 0 && rep->sampler) {
+		r = buf_printf(&b, ",\"sampler\":\"%s\",\"sampler_reason\":", rep->sampler);
+		if (r == 0)
+			r = buf_quote(&b, rep->sampler_why, 1);
+	}
+	if (r == 0)
+		r = buf_printf(&b, "}\n");
 	if (r == 0 && write(fd, b.data, b.len) < 0) {
 		/* the reader went away; nothing to do */
 	}

@@ -42,6 +42,8 @@ static void series_request(const struct options *o, const struct target *t,
 	q->duration_given = o->duration_given;
 	q->period_ns = 1000000000ull / o->hz;
 	q->stack_cap = o->stack_cap;
+	q->stack_cap_given = o->stack_given;
+	q->sampler = o->sampler;
 	q->children = o->children;
 	q->quiet = o->quiet;
 	q->progress = o->progress ? report_progress : NULL;

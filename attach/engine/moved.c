@@ -12,17 +12,6 @@
 #define PROC_CLOCK_MANY 64       /* above this many threads, read the process clock */
 #define PROC_CLOCK_MAX_TICKS 50  /* every threads/PROC_CLOCK_MANY ticks, at most this many */
 
-/* The whole process's CPU clock: one syscall, allowed for any process. */
-static uint64_t process_cpu(pid_t pid)
-{
-	struct timespec ts;
-	clockid_t c = (clockid_t)((~(unsigned)pid << 3) | 2); /* CPUCLOCK_SCHED, process-wide */
-
-	if (clock_gettime(c, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Read t's CPU clock; add what it used to its pending CPU. Returns the delta. */
 static uint64_t cpu_delta(uint64_t tick, struct session *s, struct thread *t)
 {
@@ -95,7 +84,7 @@ uint32_t moved_pick(struct moved *mv, struct session *s, uint64_t tick, const pi
 	if (every > PROC_CLOCK_MAX_TICKS)
 		every = PROC_CLOCK_MAX_TICKS;
 	if (every <= 1 || tick % every == 0) {
-		now = process_cpu(mv->pid);
+		now = clock_process_cpu_ns(mv->pid);
 		if (now > mv->proc_cpu)
 			mv->unexplained_ns += now - mv->proc_cpu;
 		mv->proc_cpu = now;
@@ -114,6 +103,9 @@ uint32_t moved_pick(struct moved *mv, struct session *s, uint64_t tick, const pi
 		for (i = 0; i < n; i++)
 			if ((t = threads_get(&s->threads, tids[i])))
 				cpu_visit(mv, s, tick, t, picked, &npick);
+		/* Every known thread read and still unexplained: threads we do not know. */
+		if (now && mv->unexplained_ns > mv->explained_at_scan + mv->cold_slack_ns * (npick + 1))
+			mv->rescan_due = 1;
 		mv->explained_at_scan = mv->unexplained_ns;
 		mv->full_scan_ns = clock_mono_ns();
 	}
@@ -125,11 +117,17 @@ uint32_t moved_pick(struct moved *mv, struct session *s, uint64_t tick, const pi
 	return npick;
 }
 
+void moved_read(struct moved *mv, struct session *s, uint64_t tick, struct thread *t)
+{
+	cpu_delta(tick, s, t);
+	mv->threads_read++;
+}
+
 void moved_init(struct moved *mv, pid_t pid, uint64_t cold_slack_ns)
 {
 	mv->pid = pid;
 	mv->cold_slack_ns = cold_slack_ns;
-	mv->proc_cpu = process_cpu(pid);
+	mv->proc_cpu = mv->proc_cpu_start = clock_process_cpu_ns(pid);
 	mv->unexplained_ns = mv->explained_at_scan = 0;
 	mv->full_scan_ns = 0; /* the first tick reads every thread */
 	mv->nhot = 0;

@@ -13,6 +13,10 @@
  *    counting, and what a read finds is added to its cpu_pending;
  *  - a thread is read at most once per tick (THREAD_READ, cleared before
  *    moved_pick() returns);
+ *  - CPU the process clock shows and no known thread's clock explains
+ *    (beyond the slack) sets rescan_due, whether it was noticed by the hot
+ *    threads or by a read of every thread: a new thread is looked for at
+ *    once, not at the next periodic rescan;
  *  - at most MOVED_HOT_MAX threads are hot; the others are read with the
  *    cold ones.
  */
@@ -27,6 +31,7 @@ struct moved {
 	pid_t pid;
 	uint64_t cold_slack_ns;   /* unexplained CPU per running thread before a full read */
 	uint64_t proc_cpu;        /* the process's CPU clock at the last read */
+	uint64_t proc_cpu_start;  /* ... when watching began */
 	uint64_t unexplained_ns;  /* process CPU the thread clocks have not explained (cumulative) */
 	uint64_t explained_at_scan; /* unexplained_ns right after the last read of every thread */
 	uint64_t full_scan_ns;    /* when every thread was last read */
@@ -36,6 +41,13 @@ struct moved {
 	uint64_t threads_read;    /* per-thread CPU clock reads (cost follows the busy ones) */
 	int rescan_due;           /* the CPU went to a thread we may not know: re-read the list */
 };
+
+/*
+ * Read t's CPU clock now (at tick number tick) and add what it used to its
+ * cpu_pending; for the end of a capture, where the last tick's reads are
+ * up to a period old.
+ */
+void moved_read(struct moved *mv, struct session *s, uint64_t tick, struct thread *t);
 
 /* Start watching pid's threads; cold_slack_ns as above. */
 void moved_init(struct moved *mv, pid_t pid, uint64_t cold_slack_ns);

@@ -4,11 +4,16 @@
  * queue are sampler.c's and session's; a new ptrace-based profile type is
  * a new row here.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "attach/engine/policies.h"
+#include "common/proc.h"
 
 #define COLD_SCAN_NS 5000000ull      /* cpu: unexplained CPU per running thread that makes the cold read */
 #define WALL_COLD_SCAN_NS 1000000ull /* wall: the same; a missed thread shows a stale stack */
 #define WALL_RESCAN_TICKS 10         /* wall: look for new threads this often */
+#define SHORT_MIN_NS 1000000ull      /* cpu: unexplained CPU below this (or 0.5%) is read skew */
 
 /*
  * A CPU sample stands for CPU used where the thread ran. A stop that found
@@ -50,20 +55,82 @@ static void tick_cpu(struct sampler *sm, struct session *s, const pid_t *tids, u
 	session_sample(s, picked, npick, 1, emit_cpu, sm);
 }
 
-/* CPU still pending goes where the thread was last found running. */
+/* A sample with no stack: CPU under one named frame; t NULL for no thread. */
+static void emit_marker(struct sampler *sm, struct thread *t, const char *marker, uint64_t ns)
+{
+	struct snapshot *snap = calloc(1, sizeof(*snap));
+
+	if (!snap)
+		return;
+	snap->how = SNAP_MARKER;
+	snap->marker = marker;
+	snap->state = '?';
+	snap->syscall = -1;
+	snap->time_ns = clock_mono_ns();
+	snap->weight = (int64_t)ns;
+	if (t) {
+		snap->tid = t->tid;
+		memcpy(snap->name, t->name, sizeof(snap->name));
+	}
+	sampler_push(sm, snap);
+}
+
+/*
+ * CPU still pending (its clock read once more: the last tick's read is up
+ * to a period old) goes where the thread was last found running; a
+ * thread never found running has its CPU under a marker, so that the
+ * profile's total is the process's.
+ */
 static void finish_cpu(struct sampler *sm, struct session *s, struct thread *t)
 {
-	if ((t->flags & THREAD_CHARGED) && t->cpu_pending && !(t->flags & THREAD_HELD))
+	if (t->flags & THREAD_HELD)
+		return;
+	moved_read(&sm->mv, s, sm->res.ticks, t);
+	if (!t->cpu_pending)
+		return;
+	if (t->flags & THREAD_CHARGED) {
 		session_repeat(s, t, 1, 0, emit_cpu, sm);
+		return;
+	}
+	sm->res.cpu_unattributed_ns += t->cpu_pending;
+	if (!t->name[0])
+		thread_read_name(&s->threads, t);
+	emit_marker(sm, t, "[not captured: never found running]", t->cpu_pending);
+	t->cpu_pending = 0;
+}
+
+/*
+ * The process's CPU clock against what the samples weigh: what no
+ * thread's clock showed ran in threads that lived and died between two
+ * reads of the thread list (or between a thread's last read and its
+ * exit), and appears as one frame. A little is read skew (the clocks are
+ * read one after another): less than SHORT_MIN_NS, or 0.5% of the
+ * process's CPU, is left out.
+ */
+static void end_cpu(struct sampler *sm, struct session *s)
+{
+	uint64_t now = clock_process_cpu_ns(sm->cfg.pid), floor, cpu;
+
+	(void)s;
+	if (!now || now < sm->mv.proc_cpu_start)
+		return;
+	cpu = now - sm->mv.proc_cpu_start;
+	sm->res.cpu_process_ns = cpu;
+	floor = cpu / 200 > SHORT_MIN_NS ? cpu / 200 : SHORT_MIN_NS;
+	if (cpu < sm->res.weighed_ns + floor)
+		return;
+	sm->res.cpu_short_ns = cpu - sm->res.weighed_ns;
+	emit_marker(sm, NULL, "[short-lived threads]", sm->res.cpu_short_ns);
 }
 
 const struct policy policy_cpu = {
 	.name = "cpu",
-	.flags = POLICY_DEFER | POLICY_RUNNING,
+	.flags = POLICY_DEFER | POLICY_RUNNING | POLICY_EAGER,
 	.cold_slack_ns = COLD_SCAN_NS,
 	.tick = tick_cpu,
 	.emit = emit_cpu,
 	.finish = finish_cpu,
+	.end = end_cpu,
 };
 
 /* Weight: the time since the thread's previous sample. */

@@ -23,9 +23,14 @@
 #define RESCAN_NS 1000000000ull  /* look for new threads this often (a stat first) */
 #define RESCAN_FORCE_NS 10000000000ull /* ... and read the list whatever the stat says */
 #define TRACER_NICE -10          /* the tracer's priority, where we may raise it */
+#define EAGER_MAX_THREADS 512    /* POLICY_EAGER: above this many threads (a list read costs ~1 ms) */
+#define EAGER_EVERY 10           /* ... look only every this many ticks */
 
 void sampler_push(struct sampler *sm, struct snapshot *snap)
 {
+	/* Once queued the snapshot is the consumer's, who may free it at once. */
+	uint64_t weight = (uint64_t)snap->weight;
+
 	snap->pid = sm->cfg.pid;
 	snap->comm = sm->cfg.comm;
 	if (queue_push(sm->cfg.queue, snap) < 0) {
@@ -34,12 +39,22 @@ void sampler_push(struct sampler *sm, struct snapshot *snap)
 		return;
 	}
 	sm->res.samples++;
+	sm->res.weighed_ns += weight;
 }
 
 static int sampler_tick(struct sampler *sm, struct session *s, pid_t **tids, uint32_t *cap)
 {
 	uint32_t n;
 
+	/*
+	 * A thread that lives for a few ms (a thread per request) is seen
+	 * only if the list is read while it lives: a stat of /proc/PID/task
+	 * (its link count) each tick says when to.
+	 */
+	if ((sm->cfg.policy->flags & POLICY_EAGER) &&
+	    (s->threads.count <= EAGER_MAX_THREADS || sm->res.ticks % EAGER_EVERY == 0) &&
+	    session_count_changed(s))
+		session_rescan(s);
 	if (s->threads.count > *cap / 2) {
 		/* One buffer: all tids in the first half, picked tids in the second. */
 		pid_t *v = realloc(*tids, s->threads.count * 4 * sizeof(**tids));
@@ -70,11 +85,11 @@ static void sampler_finish(struct sampler *sm, struct session *s)
 
 	n = tids ? threads_tids(&s->threads, tids, s->threads.count) : 0;
 	for (i = 0; i < n; i++)
-		if ((t = threads_get(&s->threads, tids[i]))) {
+		if ((t = threads_get(&s->threads, tids[i])))
 			sm->cfg.policy->finish(sm, s, t);
-			sm->res.cpu_unattributed_ns += t->cpu_pending;
-		}
 	free(tids);
+	if (sm->cfg.policy->end)
+		sm->cfg.policy->end(sm, s);
 	sm->res.gone = s->gone;
 	sm->res.execed = s->execed;
 	sm->res.lost_access = s->lost;
@@ -144,8 +159,9 @@ void *sampler_main(void *arg)
 	its.it_value = its.it_interval;
 	timerfd_settime(tfd, 0, &its, NULL);
 	if (!c->quiet)
-		note("profiling %d (%s): %s for %.3gs at %.0f Hz", (int)c->pid, c->comm, c->what,
-		     (double)c->duration_ns / 1e9, 1e9 / (double)c->period_ns);
+		note("profiling %d (%s): %s for %.3gs at %.0f Hz%s%s", (int)c->pid, c->comm, c->what,
+		     (double)c->duration_ns / 1e9, 1e9 / (double)c->period_ns, c->how ? "; " : "",
+		     c->how ? c->how : "");
 	deadline = r->start_mono_ns + c->duration_ns;
 	last_rescan = last_forced = r->start_mono_ns;
 	pfd[0].fd = tfd;

@@ -35,6 +35,7 @@ struct sampler;
 #define POLICY_ONCE 1u      /* one pass over every thread at the start, weight 1; no clock */
 #define POLICY_DEFER 2u     /* a stop that waits for a CPU is copied when it comes (session.defer_emit) */
 #define POLICY_RUNNING 4u   /* mark stops that did not find the thread running (snapshot.slept) */
+#define POLICY_EAGER 8u     /* a tick that finds the thread count changed reads the list first */
 
 struct policy {
 	const char *name;
@@ -47,6 +48,8 @@ struct policy {
 	session_emit_fn *emit;
 	/* At the end, for every thread: give it what it is still owed. */
 	void (*finish)(struct sampler *sm, struct session *s, struct thread *t);
+	/* After every thread's finish, or NULL: settle what no thread was given. */
+	void (*end)(struct sampler *sm, struct session *s);
 };
 
 /* Set by the caller before the thread starts. */
@@ -54,6 +57,7 @@ struct sampler_cfg {
 	pid_t pid;
 	const char *comm;
 	const char *what;         /* the profile type's name, for the "profiling" note */
+	const char *how;          /* appended to that note (the sampler and why), or NULL */
 	const struct policy *policy;
 	int want_state;           /* fill snapshot.state (the samples carry a state label) */
 	int root;                 /* the process asked for (not a --children descendant) */
@@ -75,7 +79,11 @@ struct sampler_results {
 	uint64_t samples;         /* snapshots queued */
 	uint64_t lost;            /* snapshots dropped: queue full */
 	uint64_t ticks, ticks_missed;
-	uint64_t cpu_unattributed_ns; /* CPU used that no sample could carry */
+	uint64_t cpu_unattributed_ns; /* CPU of threads never found running (a marker each) */
+	uint64_t cpu_process_ns;  /* cpu: the process's CPU clock over the capture */
+	uint64_t cpu_short_ns;    /* cpu: CPU no thread's clock showed (short-lived threads) */
+	uint64_t cpu_short_caught_ns; /* ... what the samples of ended threads weighed (source's) */
+	uint64_t weighed_ns;      /* what the queued samples weigh, together */
 	int niced;                /* the tracer thread runs at a raised priority */
 	uint64_t found_asleep;    /* cpu: stops that found the thread asleep (carried on) */
 	uint64_t threads_read;    /* per-thread CPU clock reads (cost follows the busy ones) */

@@ -57,29 +57,6 @@ void session_release(struct session *s)
 	s->sigfd = s->pidfd = -1;
 }
 
-/* What identifies the running program: the executable's inode and where its code starts. */
-static int read_exec_id(pid_t pid, uint64_t *ino, uint64_t *start_code)
-{
-	char p[64], buf[1024], *q;
-	struct stat st;
-	int field;
-
-	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
-	if (stat(p, &st) < 0)
-		return -1;
-	*ino = st.st_ino;
-	*start_code = 0;
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-	if (proc_read(p, buf, sizeof(buf)) <= 0 || !(q = strrchr(buf, ')')))
-		return 0;
-	/* Field 26 (startcode); the comm in field 2 may hold spaces, so count after ')'. */
-	for (field = 2; field < 26 && q; field++)
-		q = strchr(q + 1, ' ');
-	if (q)
-		*start_code = strtoull(q + 1, NULL, 10);
-	return 0;
-}
-
 int session_start(struct session *s)
 {
 	char p[64], buf[256];
@@ -98,7 +75,7 @@ int session_start(struct session *s)
 		errno = e == EACCES ? EPERM : e;
 		return -1;
 	}
-	read_exec_id(s->pid, &s->exe_ino, &s->start_code);
+	target_exec_id(s->pid, &s->exe_ino, &s->start_code);
 	if (session_rescan(s) < 0)
 		return -1;
 	return 0;
@@ -164,7 +141,7 @@ int session_rescan(struct session *s)
 	}
 	if (s->threads.count == 0)
 		s->gone = 1;
-	if (s->scan_no > 1 && read_exec_id(s->pid, &ino, &code) == 0 &&
+	if (s->scan_no > 1 && target_exec_id(s->pid, &ino, &code) == 0 &&
 	    (ino != s->exe_ino || code != s->start_code))
 		s->execed = 1;
 	return 0;

@@ -31,6 +31,7 @@
 #define SNAP_REPEAT 3   /* thread has not run since its last sample: same stack, no bytes */
 #define SNAP_LOST 4     /* running, but did not stop in time: no stack, said so */
 #define SNAP_TORN 5     /* kept waking while read without a stop: no stack, said so */
+#define SNAP_MARKER 6   /* CPU no stack can carry, under one named frame (marker); tid 0: no thread */
 
 struct snapshot {
 	struct snapshot *next;
@@ -45,6 +46,7 @@ struct snapshot {
 	int64_t weight;        /* ns of CPU or wall time the sample stands for */
 	uint32_t count;        /* ticks the sample stands for (SNAP_REPEAT may stand for many) */
 	int slept;             /* SNAP_STOPPED: the stop found it asleep in a syscall */
+	const char *marker;    /* SNAP_MARKER: the frame's name (a static string) */
 	struct thread_image img;
 	unsigned char *stack;  /* owned; img.stack[i].bytes point into it */
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attach/engine/target.h"
@@ -182,4 +183,26 @@ int target_exited(pid_t pid)
 	pid_t tgid;
 
 	return target_read(&now, pid, &tgid) < 0 || now.state == 'Z' || now.state == 'X';
+}
+
+int target_exec_id(pid_t pid, uint64_t *ino, uint64_t *start_code)
+{
+	char p[64], buf[1024], *q;
+	struct stat st;
+	int field;
+
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+	if (stat(p, &st) < 0)
+		return -1;
+	*ino = st.st_ino;
+	*start_code = 0;
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	if (proc_read(p, buf, sizeof(buf)) <= 0 || !(q = strrchr(buf, ')')))
+		return 0;
+	/* Field 26 (startcode); the comm in field 2 may hold spaces, so count after ')'. */
+	for (field = 2; field < 26 && q; field++)
+		q = strchr(q + 1, ' ');
+	if (q)
+		*start_code = strtoull(q + 1, NULL, 10);
+	return 0;
 }

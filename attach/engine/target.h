@@ -10,6 +10,7 @@
  *  - /proc text is untrusted: fields are parsed with bounds and a missing
  *    field is "unknown", never a crash.
  */
+#include <stdint.h>
 #include <sys/types.h>
 
 struct target {
@@ -39,6 +40,13 @@ int target_exited(pid_t pid);
 
 /* Whether pid is traced by a process other than cprof-attach. */
 int target_traced_by_other(pid_t pid);
+
+/*
+ * What identifies the program pid runs: its executable's inode and where
+ * its code starts (an exec changes one or both). 0, or -1 when the
+ * executable cannot be looked at (*start_code 0 when stat is unreadable).
+ */
+int target_exec_id(pid_t pid, uint64_t *ino, uint64_t *start_code);
 
 /* Explain a failed PTRACE_SEIZE with errno e; returns -1. */
 int target_attach_error(const struct target *t, int e);

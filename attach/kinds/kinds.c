@@ -47,7 +47,7 @@ static const struct kind kinds[] = {
 	{
 		.name = "cpu",
 		.help = "where threads run on a CPU, weighted by the CPU time they used",
-		.source = &source_ptrace,
+		.source = &source_auto, /* perf events, or the policy below with ptrace */
 		.policy = &policy_cpu,
 		.duration = DURATION_WINDOW,
 		.flags = KIND_RUNS_ONLY,
@@ -157,5 +157,7 @@ unsigned kind_takes(const struct kind *k)
 		t |= KIND_TAKES_HZ;
 	if (k->source->can & SOURCE_CHILDREN)
 		t |= KIND_TAKES_CHILDREN;
+	if (k->source->can & SOURCE_SAMPLER)
+		t |= KIND_TAKES_SAMPLER;
 	return t;
 }

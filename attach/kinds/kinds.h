@@ -12,8 +12,9 @@
  * new shim-based type, a view and the shim's side).
  *
  * Invariants:
- *  - every row names a source; a ptrace row names a policy, a segment row
- *    a view;
+ *  - every row names a source; a row whose source may sample with ptrace
+ *    (source_ptrace, or source_auto, which may choose it) names a policy,
+ *    a segment row a view;
  *  - a row that accepts FORMAT_TEXT has a text writer.
  */
 #include <stdint.h>
@@ -48,6 +49,7 @@ struct kind {
 /* What a kind takes on the command line beyond -t. */
 #define KIND_TAKES_HZ 1u       /* it samples on a clock */
 #define KIND_TAKES_CHILDREN 2u /* its source can take descendants */
+#define KIND_TAKES_SAMPLER 4u  /* its source chooses a sampler (--sampler) */
 
 /* The kind called name, or NULL. */
 const struct kind *kind_find(const char *name);

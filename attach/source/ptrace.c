@@ -21,6 +21,7 @@
 #include "attach/engine/target.h"
 #include "attach/source/children.h"
 #include "attach/source/family.h"
+#include "attach/source/settle.h"
 #include "attach/source/source.h"
 #include "common/err.h"
 #include "common/proc.h"
@@ -130,6 +131,11 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 				       l, nl);
 		return;
 	}
+	if (snap->how == SNAP_MARKER) {
+		/* A marker for no thread carries no thread's labels. */
+		recorder_marker_sample(rec, snap->marker, v, l, snap->tid ? nl : 0);
+		return;
+	}
 	if (snap->how == SNAP_TORN) {
 		recorder_marker_sample(rec, "[not captured: kept waking while read]", v, l, nl);
 		return;
@@ -175,6 +181,36 @@ static void seen_add(pid_t *seen, uint64_t *n, pid_t tid)
 	(*n)++;
 }
 
+/*
+ * The CPU the process clock showed and no thread's clock did ran in
+ * threads that lived between two reads of the thread list. The ones a
+ * tick caught (they ended before the capture did) stand for the others:
+ * their samples are scaled up to carry it all. Caught none (or pid 0: the
+ * process is gone, live threads cannot be told from ended ones): one frame.
+ */
+static void settle_short(struct settle *st, struct recorder *rec, pid_t pid, uint64_t short_ns,
+			 struct capture_report *rep)
+{
+	int64_t v[2] = { 0, (int64_t)short_ns };
+	uint64_t ended;
+
+	if (!short_ns)
+		return;
+	if (!pid) {
+		recorder_marker_sample(rec, "[short-lived threads]", v, NULL, 0);
+		return;
+	}
+	settle_read_live(st, pid);
+	ended = settle_ended_weight(st);
+	rep->sm.cpu_short_caught_ns = ended;
+	if (ended) {
+		st->ended = (double)(ended + short_ns) / (double)ended;
+		settle_apply(st, recorder_profile(rec), 1);
+		return;
+	}
+	recorder_marker_sample(rec, "[short-lived threads]", v, NULL, 0);
+}
+
 static int capture_ptrace(const struct capture_req *q, struct profile **out,
 			  struct capture_report *rep)
 {
@@ -196,11 +232,13 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	struct stack_hints *hints = NULL;
 	int64_t period;
 	unsigned labels = q->labels;
-	uint64_t t0, shown, popped = 0;
+	uint64_t t0, shown, popped = 0, short_ns = 0;
 	int qinit = 0, closed = 0, nice_was;
+	struct settle st;
 
 	*out = NULL;
 	memset(rep, 0, sizeof(*rep));
+	settle_init(&st);
 	if (q->children)
 		labels |= LABEL_PID | LABEL_PROCESS;
 	period = (int64_t)q->period_ns;
@@ -241,6 +279,7 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	sm->cfg.pid = t->pid;
 	sm->cfg.comm = t->comm;
 	sm->cfg.what = q->what;
+	sm->cfg.how = q->how;
 	sm->cfg.policy = q->policy;
 	sm->cfg.want_state = !!(labels & LABEL_STATE);
 	sm->cfg.period_ns = (uint64_t)period;
@@ -298,10 +337,16 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 			continue;
 		}
 		popped++;
-		seen_add(seen, &rep->threads, snap->tid);
+		if (snap->tid)
+			seen_add(seen, &rep->threads, snap->tid);
 		r = snap->pid == t->pid ? rec : recorders_get(recs, prof, snap->pid);
-		if (r)
+		if (r == rec && !q->children && snap->how == SNAP_MARKER && !snap->tid) {
+			short_ns += (uint64_t)snap->weight; /* settled at the end */
+		} else if (r) {
 			record_snapshot(r, hints, labels, snap);
+			if (r == rec && snap->tid && snap->how != SNAP_MARKER)
+				settle_add(&st, (uint32_t)snap->tid, (uint64_t)snap->weight);
+		}
 		snapshot_free(snap);
 	}
 	if (q->progress)
@@ -341,6 +386,11 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	rep->stop_signal = rep->sm.stop_signal;
 	rep->lost_access = rep->sm.lost_access;
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
+	if (!rep->gone && !rep->execed)
+		settle_short(&st, rec, t->pid, short_ns, rep);
+	else if (short_ns)
+		settle_short(&st, rec, 0, short_ns, rep); /* no live threads to tell apart: the frame */
+	settle_release(&st);
 	for (int i = 0; i < recs->n; i++)
 		recorder_lines(recs->rec[i], q->debug);
 	rep->rec = *recorder_stats(rec);
@@ -365,6 +415,7 @@ err:
 	}
 	if (recs)
 		recorders_release(recs, &rep->rec);
+	settle_release(&st);
 	free(recs);
 	free(kids);
 	free(sm);

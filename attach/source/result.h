@@ -8,12 +8,38 @@
  * Invariants:
  *  - a source zeroes it first, and fills the common part on every path
  *    that returns EXIT_OK;
- *  - ptrace is set exactly when sm and rec hold a ptrace capture's figures.
+ *  - ptrace is set exactly when sm and rec hold a ptrace capture's
+ *    figures, perf exactly when pf and rec hold a perf capture's;
+ *  - sampler is set by a source that chose between samplers (the cpu
+ *    kind's), with sampler_why saying why, in one phrase.
  */
 #include <stdint.h>
 
 #include "attach/engine/sampler.h"
 #include "attach/source/record.h"
+
+/* What the perf source saw (source/perf.c). */
+struct perf_stats {
+	int scope;                 /* PERF_SCOPE_CPU or PERF_SCOPE_TASK (attach/perf/events.h) */
+	uint64_t samples;          /* the target's samples */
+	uint64_t others;           /* CPU scope: other processes' samples, passed over */
+	uint64_t lost;             /* samples the kernel dropped: a ring was full */
+	uint64_t throttled;        /* times the kernel throttled the events */
+	uint64_t no_regs;          /* the target's samples without user registers */
+	uint64_t corrupt;          /* times a ring held garbage (skipped) */
+	uint64_t drains;           /* passes over the rings */
+	uint64_t threads_opened;   /* task scope: threads given events when the capture began */
+	uint64_t ring_bytes;       /* each CPU's ring (data area) */
+	uint32_t rings;
+	uint32_t stack_bytes;      /* user stack copied per sample */
+	uint64_t cpu_process_ns;   /* the process's CPU clock over the window */
+	uint64_t cpu_sampled_ns;   /* CPU the samples stand for, by their periods */
+	uint64_t cpu_ended_ns;     /* CPU of threads that ended during the window */
+	uint64_t cpu_unsampled_ns; /* live threads with CPU and no sample (a marker each) */
+	uint64_t cpu_short_ns;     /* ended threads' CPU, none sampled: [short-lived threads] */
+	uint64_t threads_scaled;   /* threads whose samples were scaled to their clocks */
+	double scale_min, scale_max; /* the factors, clock over samples */
+};
 
 struct capture_report {
 	/* Every source fills these. */
@@ -26,10 +52,16 @@ struct capture_report {
 	int stop_signal;           /* SIGINT/SIGTERM ended the capture early, or 0 */
 	int lost_access;           /* the right to trace the target was lost mid-capture */
 	double cpu_self_s;         /* cprof-attach's own CPU time */
+	/* Which sampler took the samples, and why ("perf", "ptrace"; NULL: no choice made). */
+	const char *sampler;
+	char sampler_why[200];
 	/* The ptrace source fills these (ptrace set). */
 	int ptrace;
 	struct sampler_results sm;
 	struct record_stats rec;
+	/* The perf source fills these (perf set). */
+	int perf;
+	struct perf_stats pf;
 	/* The shim's segment. */
 	uint64_t seg_torn, seg_dropped;
 };

@@ -2,8 +2,10 @@
 #define CPROF_SOURCE_H
 /*
  * source — where a profile's data comes from: the ptrace source (stop and
- * copy threads on a clock, ptrace.c) or the shim's segment (read libcprof.so's
- * buckets from outside, shim.c); later a perf_event source. A source
+ * copy threads on a clock, ptrace.c), the perf source (the kernel samples
+ * running threads into rings, perf.c), the choice between those two for
+ * the cpu kind (auto.c), or the shim's segment (read libcprof.so's
+ * buckets from outside, shim.c). A source
  * turns one request into one profile: the command line says what to
  * capture (a struct capture_req, built from the kinds table and the
  * options) and never learns how.
@@ -53,6 +55,13 @@ struct sample_types {
 typedef void capture_progress_fn(uint64_t elapsed_ns, uint64_t total_ns, uint64_t samples,
 				 uint64_t threads, int done);
 
+/* Which sampler a clock-driven CPU capture uses (--sampler). */
+enum sampler_wish {
+	SAMPLER_AUTO,   /* perf events where the kernel allows them, else ptrace */
+	SAMPLER_PERF,   /* perf events, or an error naming what refused them */
+	SAMPLER_PTRACE, /* stop and copy threads */
+};
+
 /* One capture, as the command line asks for it. */
 struct capture_req {
 	const struct target *t;
@@ -67,6 +76,9 @@ struct capture_req {
 	int duration_given;               /* -d: a window (a delta, for the segment) */
 	uint64_t period_ns;
 	size_t stack_cap;
+	int stack_cap_given;              /* --stack-size was on the command line */
+	enum sampler_wish sampler;        /* --sampler (a SOURCE_SAMPLER source reads it) */
+	const char *how;                  /* set by auto.c: the sampler and why, for the capture line */
 	int children;                     /* the process and all its descendants */
 	int quiet;
 	capture_progress_fn *progress;    /* the live progress line, or NULL */
@@ -83,6 +95,7 @@ typedef int capture_fn(const struct capture_req *r, struct profile **out,
 
 #define SOURCE_CLOCK 1u    /* samples on a clock: --hz applies */
 #define SOURCE_CHILDREN 2u /* can take a process's descendants too (--children) */
+#define SOURCE_SAMPLER 4u  /* chooses between samplers: --sampler applies */
 
 struct source {
 	const char *name;
@@ -91,6 +104,8 @@ struct source {
 };
 
 extern const struct source source_ptrace;  /* ptrace.c */
+extern const struct source source_perf;    /* perf.c */
+extern const struct source source_auto;    /* auto.c: perf or ptrace, by --sampler and the kernel */
 extern const struct source source_segment; /* shim.c */
 
 /*

@@ -17,6 +17,28 @@ FAILED=0
 TARGET_ENV=()
 export GOCACHE=${GOCACHE:-$WORK/gocache} GOFLAGS=-mod=mod HOME=${HOME:-$WORK}
 
+# CPROF_TEST_SAMPLER=perf|ptrace (set by the runner for tests marked
+# "# sampler: both" or "# sampler: ptrace"): every cpu capture takes
+# --sampler with it. $ATTACH is then a wrapper that execs cprof-attach (the
+# pid stays the same), adding the option where the type is cpu.
+SAMPLER=${CPROF_TEST_SAMPLER:-}
+if [ -n "$SAMPLER" ]; then
+	REAL_ATTACH=$ATTACH
+	ATTACH=$WORK/cprof-attach
+	cat >"$ATTACH" <<WRAP
+#!/usr/bin/env bash
+t=cpu prev=
+for a in "\$@"; do
+	case "\$prev" in -t | --type) t=\$a ;; esac
+	case "\$a" in --type=*) t=\${a#--type=} ;; --sampler* | -h | --help | -V) t=given ;; esac
+	prev=\$a
+done
+[ "\$t" = cpu ] && exec "$REAL_ATTACH" --sampler $SAMPLER "\$@"
+exec "$REAL_ATTACH" "\$@"
+WRAP
+	chmod +x "$ATTACH"
+fi
+
 cleanup() {
 	local p
 	for p in $PIDS; do

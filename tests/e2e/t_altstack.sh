@@ -1,4 +1,8 @@
 #!/usr/bin/env bash
+# sampler: ptrace
+# (The perf sampler gets the kernel's one copy of the stack sp is on: a
+# handler on an alternate stack ends "[partial: memory unreadable]" just
+# past the interrupted function. README, Known limits.)
 # Stacks of signal handlers that run on an alternate signal stack
 # (sigaltstack + SA_ONSTACK) are complete: from the handler's leaf on the
 # alternate stack, through the kernel's signal frame, into the interrupted

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sampler: both
 # A CPU profile apportions CPU as the threads really used it: each worker
 # function's share (go tool pprof -top -cum) is within 3 percentage points
 # of its thread's share of the process's CPU over the window (from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sampler: both
 # CPU used while running is charged where the thread ran, not where it
 # sleeps when the tick comes. The evloop target's threads handle a request
 # for ~100 us of CPU and wait ~150 us, thousands of times a second, and

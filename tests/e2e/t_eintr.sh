@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sampler: both
 # The target never notices: a program that counts EINTR (and spurious
 # wake-ups) in epoll_wait, select, poll, nanosleep, read, pthread_cond_wait
 # and sem_wait sees zero while it is profiled, again and again, with every

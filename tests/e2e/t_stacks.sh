@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sampler: both
 # Stacks are complete for -O2 code without frame pointers: through libc (a
 # qsort comparator), through a signal handler frame, 100 frames of
 # recursion, and on the main thread, each from the leaf to the thread's

@@ -107,16 +107,24 @@ static void test_defaults(void **state)
 	assert_string_equal(o.kind->name, "cpu");
 	assert_null(o.output);
 	assert_int_equal(o.stack_cap, 65536);
+	assert_int_equal(o.sampler, SAMPLER_AUTO);
 }
 
 static void test_all_options(void **state)
 {
 	char *argv[] = { "cprof-attach", "--pid=77", "-d", "2m", "-F", "997", "-o", "-",
-			 "-t", "cpu", "--stack-size", "128K", "--stats", "-q", NULL };
+			 "-t", "cpu", "--stack-size", "128K", "--stats", "-q", "--sampler", "ptrace",
+			 NULL };
+	char *perf[] = { "cprof-attach", "-p", "1", "--sampler=perf", NULL };
 	struct options o;
 
 	(void)state;
-	assert_int_equal(parse(&o, 14, argv), 0);
+	assert_int_equal(parse(&o, 4, perf), 0);
+	assert_int_equal(o.sampler, SAMPLER_PERF);
+	assert_false(o.stack_given);
+	assert_int_equal(parse(&o, 16, argv), 0);
+	assert_int_equal(o.sampler, SAMPLER_PTRACE);
+	assert_true(o.stack_given);
 	assert_int_equal(o.pid, 77);
 	assert_int_equal(o.duration_ns, 120000000000ull);
 	assert_int_equal(o.hz, 997);
@@ -133,6 +141,8 @@ static void test_usage_errors(void **state)
 	char *extra[] = { "cprof-attach", "-p", "1", "x", NULL };
 	char *bad_hz[] = { "cprof-attach", "-p", "1", "-F", "10001", NULL };
 	char *missing[] = { "cprof-attach", "-p", NULL };
+	char *bad_sampler[] = { "cprof-attach", "-p", "1", "--sampler", "ebpf", NULL };
+	char *wall_sampler[] = { "cprof-attach", "-p", "1", "-t", "wall", "--sampler", "perf", NULL };
 	struct options o;
 
 	(void)state;
@@ -142,6 +152,9 @@ static void test_usage_errors(void **state)
 	assert_int_equal(parse(&o, 4, extra), -1);
 	assert_int_equal(parse(&o, 5, bad_hz), -1);
 	assert_int_equal(parse(&o, 2, missing), -1);
+	assert_int_equal(parse(&o, 5, bad_sampler), -1);
+	/* wall and threads keep ptrace: --sampler is theirs to refuse. */
+	assert_int_equal(parse(&o, 7, wall_sampler), -1);
 }
 
 static void test_kinds(void **state)
@@ -160,6 +173,9 @@ static void test_kinds(void **state)
 	for (i = 0; i < n; i++) {
 		assert_non_null(k[i].source);
 		assert_non_null(k[i].source->capture);
+		/* A kind that may fall back to ptrace has the ptrace policy to fall back with. */
+		if (kind_takes(&k[i]) & KIND_TAKES_SAMPLER)
+			assert_non_null(k[i].policy);
 		assert_true(!k[i].policy != !k[i].view); /* a policy or a view, not both */
 		assert_true((k[i].source->can & SOURCE_CLOCK) ? k[i].policy != NULL : k[i].view != NULL);
 		if (k[i].formats & FORMAT_TEXT)

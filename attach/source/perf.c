@@ -1,0 +1,550 @@
+/*
+ * perf.c — the perf source: CPU profiles from the kernel's own sampling
+ * (attach/perf/: a clock event per CPU, each sample the interrupted
+ * thread's user registers and a copy of its user stack, in a ring).
+ * Nothing is stopped, traced or signalled. Each sample becomes a thread
+ * image and goes through the same recorder as a ptrace snapshot; it
+ * weighs the period's nanoseconds of CPU. At the end each thread's
+ * samples are scaled to its CPU clock, those of threads that ended to the
+ * process's CPU the live ones do not explain, and CPU that no sample
+ * carries gets a marker ("[short-lived threads]"), so the totals are the
+ * clocks' (pcap_settle).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "attach/engine/target.h"
+#include "attach/perf/access.h"
+#include "attach/perf/events.h"
+#include "attach/source/children.h"
+#include "attach/source/perf.h"
+#include "attach/source/record.h"
+#include "attach/source/settle.h"
+#include "attach/source/source.h"
+#include "common/err.h"
+#include "common/proc.h"
+#include "common/u64map.h"
+#include "model/profile.h"
+
+#define NAMES_MAX 65536         /* thread names kept; later threads get the process's */
+#define DRAIN_MS 100            /* read the rings at least this often */
+#define DRAIN_MIN_MS 2          /* ... and no more often than this when they fill fast */
+#define PROGRESS_NS 250000000ull
+#define ACCESS_CHECK_NS 100000000ull /* ask the ptrace question again this often */
+#define RING_SECONDS 0.5        /* a ring holds about this long of one CPU's samples */
+#define READER_NICE -10         /* the window's priority, where we may raise it */
+/*
+ * The event's period is 1/HZ stretched by this: a period shared with no
+ * timer or tick (1, 2, 4, 10 ms), so that work a timer drives is not
+ * sampled at one phase of it (a handler run by a 4 ms CPU-time timer got
+ * 2 of 66 of its thread's samples at exactly 10 ms; perf's users take
+ * 99 Hz for the same reason). 10 ms becomes 10.373 ms: against a 4 ms
+ * tick each sample moves 0.593 of the way round, near the golden ratio's
+ * 0.618, which spreads the phases evenly soonest.
+ */
+#define PERIOD_STRETCH 1.0373
+#define RING_MIN (256u << 10)
+#define RING_MAX (8u << 20)
+#define SHORT_MIN_NS 1000000ull /* less unexplained CPU than this (or 0.5%) is read skew */
+
+struct pcap {
+	const struct capture_req *q;
+	pid_t pid;
+	const char *comm;
+	struct recorder *rec;
+	struct perf_events ev;
+	struct perf_stats *st;
+	unsigned labels;
+	struct u64map names;       /* tid -> 1 + index in name[] */
+	char (*name)[16];
+	size_t nname, capname;
+	struct settle settle;      /* what each thread's samples weigh; the clocks at the end */
+	uint64_t all_samples;      /* every sample, the target's or not */
+	int execed;
+	uint64_t exec_time;        /* when it exec'd (monotonic ns); 0: unknown, every later sample is the new program's */
+	uint64_t exe_ino, start_code; /* the program at the start (target_exec_id) */
+	int scaled;                /* the totals were settled against the clocks */
+};
+
+/* tid's name: kept from earlier, else read now, else the process's. */
+static const char *pcap_name(struct pcap *c, uint32_t tid)
+{
+	char path[64], buf[32], *nl;
+	uint64_t i;
+
+	if (u64map_get(&c->names, tid, &i))
+		return c->name[i - 1];
+	if (c->nname == c->capname) {
+		size_t n = c->capname ? c->capname * 2 : 64;
+		char(*v)[16] = n <= NAMES_MAX ? realloc(c->name, n * sizeof(*v)) : NULL;
+
+		if (!v)
+			return c->comm;
+		c->name = v;
+		c->capname = n;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)c->pid, tid);
+	/* A thread that already ended had its creator's name: most often the process's. */
+	if (proc_read(path, buf, sizeof(buf)) <= 0)
+		snprintf(buf, sizeof(buf), "%s", c->comm);
+	if ((nl = strchr(buf, '\n')))
+		*nl = 0;
+	buf[sizeof(c->name[0]) - 1] = 0;
+	memcpy(c->name[c->nname], buf, sizeof(c->name[0]));
+	if (u64map_put(&c->names, tid, c->nname + 1) < 0)
+		return c->comm;
+	return c->name[c->nname++];
+}
+
+/* The labels the request asks for: thread name and tid. Returns how many. */
+static size_t pcap_labels(struct pcap *c, uint32_t tid, struct profile_label_in *l)
+{
+	size_t n = 0;
+
+	memset(l, 0, 2 * sizeof(*l));
+	if (c->labels & LABEL_THREAD) {
+		l[n].key = "thread";
+		l[n++].str = pcap_name(c, tid);
+	}
+	if (c->labels & LABEL_TID) {
+		l[n].key = "tid";
+		l[n++].num = tid;
+	}
+	return n;
+}
+
+static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
+{
+	struct profile_label_in l[2];
+	struct thread_image img;
+	struct perf_sample s;
+	uint64_t w;
+	int64_t v[2];
+	size_t nl;
+
+	if (ring_parse_sample(&c->ev.layout, rec, len, &s) < 0) {
+		c->st->corrupt++;
+		return;
+	}
+	c->all_samples++;
+	if (s.pid != (uint32_t)c->pid || (c->execed && (!c->exec_time || s.time >= c->exec_time))) {
+		c->st->others++;
+		return;
+	}
+	w = s.period ? s.period : c->ev.cfg.period_ns;
+	c->st->samples++;
+	c->st->cpu_sampled_ns += w;
+	settle_add(&c->settle, s.tid, w);
+	v[0] = 1;
+	v[1] = (int64_t)w;
+	pcap_name(c, s.tid); /* every sampled thread is named (and counted) */
+	nl = pcap_labels(c, s.tid, l);
+	if (ring_sample_image(&s, c->ev.layout.regs_mask, &img) < 0) {
+		c->st->no_regs++;
+		recorder_marker_sample(c->rec, "[not captured: no user registers]", v, l, nl);
+		return;
+	}
+	recorder_add(c->rec, s.tid, &img, v, l, nl);
+}
+
+static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
+{
+	struct pcap *c = ctx;
+	uint32_t pid, tid;
+	uint64_t n, i, t;
+	char name[16];
+	int exec;
+
+	switch (ring_record_type(rec, len)) {
+	case PERF_REC_SAMPLE:
+		pcap_sample(c, rec, len);
+		break;
+	case PERF_REC_LOST:
+		if (ring_parse_lost(rec, len, &n) == 0)
+			c->st->lost += n;
+		break;
+	case PERF_REC_COMM:
+		if (ring_parse_comm(rec, len, &pid, &tid, name, &exec) < 0 || pid != (uint32_t)c->pid)
+			break;
+		if (exec && !c->execed) {
+			/* Samples are ordered within a ring, not across: the time tells. */
+			c->execed = 1;
+			c->exec_time = ring_record_time(&c->ev.layout, rec, len, &t) == 0 ? t : 0;
+		}
+		else if (u64map_get(&c->names, tid, &i))
+			memcpy(c->name[i - 1], name, sizeof(name));
+		break;
+	case PERF_REC_THROTTLE:
+		c->st->throttled++;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * At the end: each live thread's samples are scaled so that they add up
+ * to its CPU clock over the window, and the samples of threads that ended
+ * to the process's CPU the live threads do not explain. The period's
+ * nanoseconds are an estimate (the clock interrupt waits while interrupts
+ * are off, and lands on whoever runs next: a thread passing tokens over
+ * pipes got 18% of the samples for 25% of the CPU); the clocks are exact,
+ * so totals per thread are too, and the samples say only where within a
+ * thread the CPU went, as with the ptrace sampler. A live thread with CPU
+ * and no sample, and ended threads none of which was sampled (shorter
+ * than a period, in task scope), get a marker each. cpu0 holds the
+ * clocks when the events were enabled; proc_ns the process's CPU since.
+ */
+static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64map *cpu0,
+			uint64_t proc_ns)
+{
+	struct profile_label_in l[2];
+	uint64_t live = 0, c0, got, used, ended_w, floor;
+	int64_t v[2];
+	double f;
+	size_t i;
+
+	settle_read_live(&c->settle, c->pid);
+	for (i = 0; i < c->settle.live.nslots; i++) {
+		struct u64map_slot *sl = &c->settle.live.slots[i];
+
+		if (!sl->used)
+			continue;
+		c0 = 0; /* born during the capture: all its CPU is the window's */
+		u64map_get(cpu0, sl->key, &c0);
+		used = sl->value > c0 ? sl->value - c0 : 0;
+		live += used;
+		got = settle_weight(&c->settle, (uint32_t)sl->key);
+		if (got) {
+			f = (double)used / (double)got;
+			settle_set(&c->settle, (uint32_t)sl->key, f);
+			c->st->scale_min = c->st->scale_min && c->st->scale_min < f ? c->st->scale_min : f;
+			c->st->scale_max = c->st->scale_max > f ? c->st->scale_max : f;
+			c->st->threads_scaled++;
+		} else if (used) {
+			v[0] = 0;
+			v[1] = (int64_t)used;
+			recorder_marker_sample(c->rec, "[not captured: no sample of this thread]", v, l,
+					       pcap_labels(c, (uint32_t)sl->key, l));
+			c->st->cpu_unsampled_ns += used;
+			settle_set(&c->settle, (uint32_t)sl->key, 1.0); /* the marker is exact */
+		}
+	}
+	ended_w = settle_ended_weight(&c->settle);
+	c->st->cpu_ended_ns = proc_ns > live ? proc_ns - live : 0;
+	c->settle.ended = ended_w ? (double)c->st->cpu_ended_ns / (double)ended_w : 1.0;
+	settle_apply(&c->settle, prof, 1);
+	c->scaled = 1;
+	/* Threads that ended with CPU and no sample: one frame, unless it is read skew. */
+	floor = proc_ns / 200 > SHORT_MIN_NS ? proc_ns / 200 : SHORT_MIN_NS;
+	if (!ended_w && c->st->cpu_ended_ns >= floor) {
+		v[0] = 0;
+		v[1] = (int64_t)c->st->cpu_ended_ns;
+		recorder_marker_sample(c->rec, "[short-lived threads]", v, NULL, 0);
+		c->st->cpu_short_ns = c->st->cpu_ended_ns;
+	}
+}
+
+/*
+ * Samples the kernel dropped (a ring was full), when the clocks could not
+ * settle the totals: their CPU is real, their stacks unknown. In CPU
+ * scope some were other processes': the target's share of what was seen
+ * is the estimate of its share of what was lost.
+ */
+static void pcap_lost_marker(struct pcap *c)
+{
+	int64_t v[2];
+
+	if (!c->st->lost || !c->all_samples)
+		return;
+	v[0] = 0;
+	v[1] = (int64_t)((double)c->st->lost * (double)c->ev.cfg.period_ns *
+			 (double)c->st->samples / (double)c->all_samples);
+	if (v[1] > 0)
+		recorder_marker_sample(c->rec, "[not captured: ring buffer full]", v, NULL, 0);
+}
+
+/* The ring size for hz samples a second per CPU of stack_bytes each. */
+static size_t ring_bytes_for(uint64_t period_ns, uint32_t stack_bytes)
+{
+	double b = 1e9 / (double)period_ns * RING_SECONDS * (stack_bytes + 512.0);
+
+	return b < RING_MIN ? RING_MIN : b > RING_MAX ? RING_MAX : (size_t)b;
+}
+
+/*
+ * Whether the right to look at pid is gone (it made itself non-dumpable,
+ * or changed credentials): the events, once open, would go on sampling,
+ * so the capture asks the kernel the ptrace question again, as the ptrace
+ * sampler does when a seize is refused (/proc/PID/syscall is one read).
+ */
+static int pcap_access_lost(pid_t pid)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	return proc_read(path, buf, sizeof(buf)) < 0 && (errno == EACCES || errno == EPERM);
+}
+
+/*
+ * How often to read the rings besides their wake-ups: a quarter of the
+ * time one fills at a sample per period, within [DRAIN_MIN_MS, DRAIN_MS]
+ * (a small ring, where locked memory is short, fills in milliseconds at
+ * 1000 Hz, and its wake-up mark was set for the size asked for).
+ */
+static int pcap_drain_ms(const struct perf_events *ev)
+{
+	double fill_ms = (double)ev->ring_bytes / (ev->cfg.stack_bytes + 512.0) *
+			 (double)ev->cfg.period_ns / 1e6;
+	int ms = (int)(fill_ms / 4);
+
+	return ms < DRAIN_MIN_MS ? DRAIN_MIN_MS : ms > DRAIN_MS ? DRAIN_MS : ms;
+}
+
+/*
+ * The window: drain the rings when they fill, at least every
+ * pcap_drain_ms(), until the deadline, a stop signal, the target's exit
+ * or exec.
+ */
+static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
+{
+	const struct capture_req *q = c->q;
+	struct pollfd pfd[2 + 1024];
+	struct signalfd_siginfo si;
+	uint64_t now, shown = t0, checked = t0, deadline = t0 + q->duration_ns, ino, code;
+	sigset_t set;
+	int i, n = 0, ms, sigfd, pidfd, every = pcap_drain_ms(&c->ev);
+
+	proc_stop_signals(&set, 0);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	pfd[n].fd = sigfd;
+	pfd[n++].events = POLLIN;
+	pfd[n].fd = pidfd;
+	pfd[n++].events = POLLIN;
+	for (i = 0; i < c->ev.nrings && n < (int)(sizeof(pfd) / sizeof(pfd[0])); i++) {
+		pfd[n].fd = c->ev.rings[i].fd;
+		pfd[n++].events = POLLIN;
+	}
+	while ((now = clock_mono_ns()) < deadline) {
+		ms = (int)((deadline - now + 999999) / 1000000);
+		if (ms > every)
+			ms = every;
+		if (poll(pfd, (nfds_t)n, ms) < 0 && errno != EINTR)
+			break;
+		perf_events_drain(&c->ev, pcap_record, c);
+		c->st->drains++;
+		if (sigfd >= 0 && (pfd[0].revents & POLLIN) &&
+		    read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			rep->stop_signal = (int)si.ssi_signo;
+			break;
+		}
+		if ((pidfd >= 0 && (pfd[1].revents & POLLIN)) || (pidfd < 0 && target_exited(c->pid))) {
+			rep->gone = 1;
+			break;
+		}
+		if (c->execed)
+			break;
+		if (clock_mono_ns() - checked >= ACCESS_CHECK_NS) {
+			checked = clock_mono_ns();
+			if (pcap_access_lost(c->pid)) {
+				rep->lost_access = 1;
+				break;
+			}
+			/* An exec whose record a full ring dropped: the program itself says. */
+			if (target_exec_id(c->pid, &ino, &code) == 0 &&
+			    (ino != c->exe_ino || code != c->start_code)) {
+				c->execed = 1;
+				c->exec_time = checked;
+				break;
+			}
+		}
+		if (q->progress && clock_mono_ns() - shown >= PROGRESS_NS) {
+			shown = clock_mono_ns();
+			q->progress(shown - t0, q->duration_ns, c->st->samples, c->names.count, 0);
+		}
+	}
+	if (q->progress)
+		q->progress(0, 0, 0, 0, 1);
+	if (sigfd >= 0)
+		close(sigfd);
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+/*
+ * Open the events. 0; EXIT_ATTACH when the kernel refused them (why in
+ * rep->sampler_why, nothing printed); EXIT_GONE when the target went away.
+ */
+static int pcap_open(struct pcap *c, const struct perf_access *a, struct capture_report *rep)
+{
+	const struct capture_req *q = c->q;
+	struct perf_cfg cfg;
+	char why[200];
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.pid = c->pid;
+	cfg.scope = a->scope;
+	cfg.exclude_kernel = a->exclude_kernel;
+	cfg.period_ns = (uint64_t)((double)q->period_ns * PERIOD_STRETCH);
+	cfg.stack_bytes = q->stack_cap > PERF_STACK_MAX ? PERF_STACK_MAX : (uint32_t)q->stack_cap;
+	cfg.ring_bytes = ring_bytes_for(q->period_ns, cfg.stack_bytes);
+	if (q->stack_cap > PERF_STACK_MAX && q->stack_cap_given && !q->quiet)
+		note("--stack-size %zu is more than perf events copy; %u bytes of stack per sample",
+		     q->stack_cap, PERF_STACK_MAX);
+	if (!a->scope) {
+		snprintf(rep->sampler_why, sizeof(rep->sampler_why), "%s", a->why);
+		return EXIT_ATTACH;
+	}
+	if (perf_events_init(&c->ev, &cfg) == 0)
+		return 0;
+	if (errno == ESRCH || target_exited(c->pid)) {
+		error("%d (%s) exited before anything was captured; no profile written",
+		      (int)c->pid, c->comm);
+		rep->gone = 1;
+		return EXIT_GONE;
+	}
+	perf_access_refusal(a, c->ev.failed, errno, why, sizeof(why));
+	snprintf(rep->sampler_why, sizeof(rep->sampler_why), "%s", why);
+	return EXIT_ATTACH;
+}
+
+int perf_capture(const struct capture_req *q, const struct perf_access *a, int *refused,
+		 struct profile **out, struct capture_report *rep)
+{
+	struct profile *prof = NULL;
+	struct child_cpu *kids = NULL;
+	struct u64map cpu0;
+	struct pcap c;
+	uint64_t t0, t1, p0, p1;
+	int code = EXIT_INTERNAL, nkids = 0, nice0, raised;
+
+	*out = NULL;
+	*refused = 0;
+	memset(&c, 0, sizeof(c));
+	memset(rep, 0, sizeof(*rep));
+	u64map_init(&c.names, NAMES_MAX);
+	settle_init(&c.settle);
+	u64map_init(&cpu0, NAMES_MAX);
+	c.q = q;
+	c.pid = q->t->pid;
+	c.comm = q->t->comm;
+	c.st = &rep->pf;
+	c.labels = q->labels;
+	prof = profile_new();
+	if (!prof || capture_declare(q, prof, (int64_t)q->period_ns) < 0) {
+		error("out of memory");
+		goto out;
+	}
+	c.rec = recorder_new(prof, c.pid, RECORD_MAX_DEPTH);
+	if (!c.rec) {
+		if (errno == EACCES || errno == EPERM || errno == ESRCH || errno == ENOENT) {
+			target_attach_error(q->t, errno == ENOENT ? ESRCH : EPERM);
+			code = EXIT_ATTACH;
+		} else {
+			error_errno("cannot read the memory map of %d", (int)c.pid);
+		}
+		goto out;
+	}
+	code = pcap_open(&c, a, rep);
+	if (code != EXIT_OK) {
+		*refused = code == EXIT_ATTACH;
+		goto out;
+	}
+	code = EXIT_INTERNAL;
+	if (q->runs_only && (kids = calloc(CHILDREN_MAX, sizeof(*kids))))
+		nkids = children_cpu(c.pid, kids, CHILDREN_MAX);
+	if (!q->quiet)
+		note("profiling %d (%s): %s for %.3gs at %.0f Hz%s%s", (int)c.pid, c.comm, q->what,
+		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
+		     q->how ? q->how : "");
+	settle_read_clocks(c.pid, &cpu0); /* before the process clock: the live share is not overstated */
+	target_exec_id(c.pid, &c.exe_ino, &c.start_code);
+	/*
+	 * The rings must be read before they fill, also when the target keeps
+	 * every CPU busy (t_cpu_crowd: 20 runnable threads on 2 CPUs, and the
+	 * reader at nice 0 got a turn every ~115 ms: 20% of the records lost).
+	 * Only this thread, only where allowed, restored after the window.
+	 */
+	errno = 0;
+	nice0 = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+	raised = errno == 0 && nice0 > READER_NICE &&
+		 setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE) == 0;
+	rep->start_real_ns = clock_real_ns();
+	p0 = clock_process_cpu_ns(c.pid);
+	t0 = clock_mono_ns();
+	perf_events_enable(&c.ev);
+	pcap_window(&c, rep, t0);
+	perf_events_disable(&c.ev);
+	t1 = clock_mono_ns();
+	if (raised)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice0);
+	p1 = clock_process_cpu_ns(c.pid);
+	perf_events_drain(&c.ev, pcap_record, &c);
+	rep->pf.scope = a->scope;
+	rep->pf.cpu_process_ns = p1 > p0 ? p1 - p0 : 0;
+	/* Samples without a tid label cannot be scaled by thread: their weights stand. */
+	if (!rep->gone && !c.execed && (c.labels & LABEL_TID))
+		pcap_settle(&c, prof, &cpu0, rep->pf.cpu_process_ns);
+	if (!c.scaled)
+		pcap_lost_marker(&c);
+	rep->perf = 1;
+	rep->execed = c.execed;
+	rep->duration_ns = t1 - t0;
+	rep->samples = rep->pf.samples;
+	rep->threads = c.names.count;
+	rep->pf.corrupt += perf_events_corrupt(&c.ev);
+	rep->pf.threads_opened = c.ev.threads;
+	rep->pf.ring_bytes = c.ev.ring_bytes;
+	rep->pf.rings = (uint32_t)c.ev.nrings;
+	rep->pf.stack_bytes = c.ev.cfg.stack_bytes;
+	/* Source lines and inlined frames, like every source (doc/DESIGN.md). */
+	recorder_lines(c.rec, q->debug);
+	rep->rec = *recorder_stats(c.rec);
+	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
+	rep->cpu_self_s = capture_self_cpu();
+	if (kids && rep->samples == 0 && !q->quiet && !rep->stop_signal)
+		children_note(c.pid, c.comm, kids, nkids);
+	*out = prof;
+	prof = NULL;
+	code = EXIT_OK;
+out:
+	perf_events_release(&c.ev);
+	recorder_free(c.rec);
+	profile_free(prof);
+	free(kids);
+	free(c.name);
+	u64map_release(&c.names);
+	settle_release(&c.settle);
+	u64map_release(&cpu0);
+	return code;
+}
+
+static int capture_perf(const struct capture_req *q, struct profile **out,
+			struct capture_report *rep)
+{
+	struct perf_access a;
+	int refused, code;
+
+	perf_access_probe(&a);
+	code = perf_capture(q, &a, &refused, out, rep);
+	if (refused)
+		error("cannot sample %d (%s) with perf events: %s", (int)q->t->pid, q->t->comm,
+		      rep->sampler_why);
+	return code;
+}
+
+const struct source source_perf = {
+	.name = "perf",
+	.capture = capture_perf,
+	.can = SOURCE_CLOCK,
+};
