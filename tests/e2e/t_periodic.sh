@@ -31,7 +31,12 @@ PIDS="$PIDS $watcher"
 "$ATTACH" -p "$tp" -d 500ms --every 1s --count 3 -o "$WORK/out/cpu-%p-%T-%n.pb.gz" \
 	--summary json -q >"$WORK/summary.json" 2>"$WORK/err"
 rc=$?
-sleep 0.2
+# Give the watcher time to look at the last file (it checks every 10 ms,
+# but a loaded machine may hold it back): up to 5 s, until it has seen 3.
+for _ in $(seq 1 100); do
+	[ "$(cat "$WORK/checked" "$WORK/broken" 2>/dev/null | wc -l)" -ge 3 ] && break
+	sleep 0.05
+done
 kill "$watcher" 2>/dev/null
 check "three periodic captures exit 0 (got $rc)" [ "$rc" = 0 ]
 check "-q printed nothing on stderr" [ ! -s "$WORK/err" ]
