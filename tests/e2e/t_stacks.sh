@@ -7,10 +7,15 @@
 # another build of the same program (t_stacks_static.sh: static ones, where
 # libc's clone3 and qsort_r are __clone3 and __qsort_r), STACKS_DURATION
 # a longer capture (the signal handler is sampled a few times a second).
+# At 250 Hz: the perf sampler takes samples in proportion to the CPU the
+# target gets, and with six busy threads on a loaded 2-CPU machine the
+# qsorter got 13 samples in 8 s at 100 Hz (the ptrace sampler takes one a
+# tick from every thread whose clock moved).
 . "$(dirname "$0")/lib.sh"
 
 start_target "${STACKS_TARGET:-stacks}"
-"$ATTACH" -p "$TPID" -d "${STACKS_DURATION:-4s}" -o "$WORK/stacks.pb.gz" -q || fail "cprof-attach failed"
+"$ATTACH" -p "$TPID" -d "${STACKS_DURATION:-4s}" -F 250 -o "$WORK/stacks.pb.gz" -q ||
+	fail "cprof-attach failed"
 # One line per sample: "COUNT STACK", the stack root first, ';'-separated.
 # burn() is inlined into its callers: a -g build (stacks-debugframe) shows
 # it as a frame of its own (at the leaf, and where a signal interrupted
