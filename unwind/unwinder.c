@@ -65,9 +65,11 @@ void unwinder_free(struct unwinder *u)
  * to. libunwind 1.6 only knows after stepping; matching the code bytes,
  * read from the object's file, is cheap and exact.
  */
+#define SIGRETURN_LEN 9
+
 static int is_sigreturn(struct unwinder *u, unw_word_t ip)
 {
-	static const unsigned char code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	static const unsigned char code[SIGRETURN_LEN] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
 	unsigned char b[sizeof(code)];
 
 	return space_read(u->space, ip, b, sizeof(b)) == 0 && !memcmp(b, code, sizeof(code));
@@ -161,8 +163,21 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 {
 	unw_cursor_t c;
 	unw_word_t ip = img->regs.r[DWARF_RIP], prev_sp = 0, sp;
+	struct thread_image in_sigreturn;
 	int r, exact, go;
 
+	/*
+	 * A thread sampled inside rt_sigreturn (by perf, in the kernel: ptrace
+	 * stops it only once the call is done) has its user pc just past the
+	 * trampoline's syscall, the trampoline's last byte, where no CFI
+	 * covers it. It is the trampoline's frame all the same: unwind from
+	 * the trampoline's start, which the signal frame handling knows.
+	 */
+	if (ip >= SIGRETURN_LEN && !is_sigreturn(u, ip) && is_sigreturn(u, ip - SIGRETURN_LEN)) {
+		in_sigreturn = *img;
+		in_sigreturn.regs.r[DWARF_RIP] = ip -= SIGRETURN_LEN;
+		img = &in_sigreturn;
+	}
 	w->flags = 0;
 	w->cause = UNWIND_CAUSE_NONE;
 	sig[0] = 0;
