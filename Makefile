@@ -145,6 +145,8 @@ $(PROG): $(B)/obj/attach/cli/main.o $(B)/libcprof-core.a
 $(B)/tests/unit/test_shim_%: $(B)/obj/tests/unit/test_shim_%.o $(B)/obj-pic/shim/%.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lcmocka -lm -pthread
+# contend.c parses its settings with sample.c's number parser.
+$(B)/tests/unit/test_shim_contend: $(B)/obj-pic/shim/sample.o
 
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(B)/libcprof-core.a
 	@mkdir -p $(dir $@)

@@ -12,27 +12,11 @@
 
 int contend_parse_ns(const char *s, uint64_t max, uint64_t *out)
 {
-	uint64_t v = 0, mult = 1;
-	int digits = 0, over = 0;
+	uint64_t v, mult = 1;
+	int over, r;
 
-	if (s == NULL)
-		return SAMPLE_PARSE_NOT_A_NUMBER;
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (*s == '-')
-		return s[1] >= '0' && s[1] <= '9' ? SAMPLE_PARSE_NEGATIVE : SAMPLE_PARSE_NOT_A_NUMBER;
-	if (*s == '+')
-		s++;
-	for (; *s >= '0' && *s <= '9'; s++, digits++) {
-		uint64_t d = (uint64_t)(*s - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			over = 1; /* too large, not garbage: read on */
-		else
-			v = v * 10 + d;
-	}
-	if (digits == 0)
-		return SAMPLE_PARSE_NOT_A_NUMBER;
+	if ((r = sample_parse_head(s, &v, &over, &s)) != SAMPLE_PARSE_OK)
+		return r;
 	while (*s == ' ')
 		s++;
 	if (s[0] == 'n' && s[1] == 's') {
@@ -47,12 +31,5 @@ int contend_parse_ns(const char *s, uint64_t max, uint64_t *out)
 		mult = 1000000000;
 		s += 1;
 	}
-	while (*s == ' ' || *s == '\t' || *s == '\n')
-		s++;
-	if (*s != '\0')
-		return SAMPLE_PARSE_NOT_A_NUMBER;
-	if (over || v > max / mult)
-		return SAMPLE_PARSE_TOO_LARGE;
-	*out = v * mult;
-	return SAMPLE_PARSE_OK;
+	return sample_parse_tail(s, v, over, mult, max, out);
 }

@@ -107,11 +107,12 @@ double sample_weight(uint64_t size, uint64_t rate)
 	return 1.0 / p;
 }
 
-int sample_parse_size(const char *s, uint64_t max, uint64_t *out)
+int sample_parse_head(const char *s, uint64_t *v, int *over, const char **end)
 {
-	uint64_t v = 0, mult = 1;
-	int digits = 0, over = 0;
+	int digits = 0;
 
+	*v = 0;
+	*over = 0;
 	if (s == NULL)
 		return SAMPLE_PARSE_NOT_A_NUMBER;
 	while (*s == ' ' || *s == '\t')
@@ -123,21 +124,18 @@ int sample_parse_size(const char *s, uint64_t max, uint64_t *out)
 	for (; *s >= '0' && *s <= '9'; s++, digits++) {
 		uint64_t d = (uint64_t)(*s - '0');
 
-		if (v > (UINT64_MAX - d) / 10)
-			over = 1; /* too large, not garbage: read on */
+		if (*v > (UINT64_MAX - d) / 10)
+			*over = 1; /* too large, not garbage: read on */
 		else
-			v = v * 10 + d;
+			*v = *v * 10 + d;
 	}
-	if (digits == 0)
-		return SAMPLE_PARSE_NOT_A_NUMBER;
-	switch (*s) {
-	case 'k': case 'K': mult = (uint64_t)1 << 10; s++; break;
-	case 'm': case 'M': mult = (uint64_t)1 << 20; s++; break;
-	case 'g': case 'G': mult = (uint64_t)1 << 30; s++; break;
-	default: break;
-	}
-	if (mult > 1 && (*s == 'b' || *s == 'B'))
-		s++;
+	*end = s;
+	return digits ? SAMPLE_PARSE_OK : SAMPLE_PARSE_NOT_A_NUMBER;
+}
+
+int sample_parse_tail(const char *s, uint64_t v, int over, uint64_t mult, uint64_t max,
+		      uint64_t *out)
+{
 	while (*s == ' ' || *s == '\t' || *s == '\n')
 		s++;
 	if (*s != '\0')
@@ -146,4 +144,22 @@ int sample_parse_size(const char *s, uint64_t max, uint64_t *out)
 		return SAMPLE_PARSE_TOO_LARGE;
 	*out = v * mult;
 	return SAMPLE_PARSE_OK;
+}
+
+int sample_parse_size(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v, mult = 1;
+	int over, r;
+
+	if ((r = sample_parse_head(s, &v, &over, &s)) != SAMPLE_PARSE_OK)
+		return r;
+	switch (*s) {
+	case 'k': case 'K': mult = (uint64_t)1 << 10; s++; break;
+	case 'm': case 'M': mult = (uint64_t)1 << 20; s++; break;
+	case 'g': case 'G': mult = (uint64_t)1 << 30; s++; break;
+	default: break;
+	}
+	if (mult > 1 && (*s == 'b' || *s == 'B'))
+		s++;
+	return sample_parse_tail(s, v, over, mult, max, out);
 }

@@ -84,4 +84,16 @@ double sample_weight(uint64_t size, uint64_t rate);
  */
 int sample_parse_size(const char *s, uint64_t max, uint64_t *out);
 
+/*
+ * The two halves every setting's parser shares (contend.c parses
+ * durations with them). head: leading blanks, an optional '+', the
+ * digits: SAMPLE_PARSE_OK with the value in *v, *over set when it
+ * overflowed, *end just after the digits; else NOT_A_NUMBER or NEGATIVE.
+ * tail: after the unit, only blanks may follow; then v * mult, which
+ * must be at most max, into *out. Both return SAMPLE_PARSE_*.
+ */
+int sample_parse_head(const char *s, uint64_t *v, int *over, const char **end);
+int sample_parse_tail(const char *s, uint64_t v, int over, uint64_t mult, uint64_t max,
+		      uint64_t *out);
+
 #endif
