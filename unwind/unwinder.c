@@ -66,6 +66,7 @@ void unwinder_free(struct unwinder *u)
  * read from the object's file, is cheap and exact.
  */
 #define SIGRETURN_LEN 9
+#define SIGRETURN_AT_SYSCALL 7 /* the syscall instruction, after "mov $15,%rax" */
 
 static int is_sigreturn(struct unwinder *u, unw_word_t ip)
 {
@@ -176,6 +177,12 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 	if (ip >= SIGRETURN_LEN && !is_sigreturn(u, ip) && is_sigreturn(u, ip - SIGRETURN_LEN)) {
 		in_sigreturn = *img;
 		in_sigreturn.regs.r[DWARF_RIP] = ip -= SIGRETURN_LEN;
+		img = &in_sigreturn;
+	} else if (ip >= SIGRETURN_AT_SYSCALL && !is_sigreturn(u, ip) &&
+		   is_sigreturn(u, ip - SIGRETURN_AT_SYSCALL)) {
+		/* Stopped at the syscall itself, the mov done: the same frame (ptrace saw it). */
+		in_sigreturn = *img;
+		in_sigreturn.regs.r[DWARF_RIP] = ip -= SIGRETURN_AT_SYSCALL;
 		img = &in_sigreturn;
 	}
 	w->flags = 0;

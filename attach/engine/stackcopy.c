@@ -115,7 +115,9 @@ static int popped_frame(struct session *s, uint64_t sp, uint64_t pc, struct sigf
 {
 	unsigned char b[SIGFRAME_LEN];
 
-	if (sp < 8 || !restorer_ok(s, pc) || copy_stack(s->pid, sp - 8, b, sizeof(b)) != sizeof(b))
+	/* At the trampoline's start, or at its syscall once the mov is done (pc + 7). */
+	if (sp < 8 || !(restorer_ok(s, pc) || (pc >= 7 && restorer_ok(s, pc - 7))) ||
+	    copy_stack(s->pid, sp - 8, b, sizeof(b)) != sizeof(b))
 		return -1;
 	return sigframe_check(b, sp - 8, sizeof(b), sp - 8, f);
 }

@@ -86,6 +86,41 @@ start_target() {
 	exit 1
 }
 
+# ask_target NAME: send the target SIGUSR1 (again every 0.5 s) until its
+# output ($WORK/NAME.out) has one more "end" line: a fresh report.
+ask_target() {
+	local out=$WORK/$1.out n0 i
+	n0=$(grep -c '^end' "$out")
+	for i in $(seq 1 40); do
+		[ $((i % 10)) = 1 ] && kill -USR1 "$TPID"
+		sleep 0.05
+		[ "$(grep -c '^end' "$out")" -gt "$n0" ] && break
+	done
+}
+
+# wait_done NAME: wait (up to 10 s) for a "done" line in the target's output.
+wait_done() {
+	local i
+	for i in $(seq 1 200); do
+		grep -q '^done' "$WORK/$1.out" && return 0
+		sleep 0.05
+	done
+	echo "target $1 did not finish" >&2
+	exit 1
+}
+
+# run_locks NAME ARGS...: start the contention target NAME (locks,
+# locks_cxx) under the shim at CPROF_BLOCK_RATE=10us and
+# CPROF_MUTEX_FRACTION=10 for 4 s, and wait for its "done".
+run_locks() {
+	local name=$1
+	shift
+	TARGET_ENV=(LD_PRELOAD="$B/libcprof.so" CPROF_BLOCK_RATE=10us CPROF_MUTEX_FRACTION=10)
+	start_target "$name" -s 4 "$@"
+	TARGET_ENV=()
+	wait_done "$name"
+}
+
 # task_cpu PID COMM: sum of schedstat CPU ns of PID's threads named COMM.
 task_cpu() {
 	local pid=$1 comm=$2 t sum=0 c

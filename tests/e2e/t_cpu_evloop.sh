@@ -20,13 +20,8 @@
 
 # loops_now: ask the target for its counters; print "TID HANDLER_NS CPU_NS" lines.
 loops_now() {
-	local out=$WORK/evloop.out n0 i
-	n0=$(grep -c '^end' "$out")
-	for i in $(seq 1 40); do
-		[ $((i % 10)) = 1 ] && kill -USR1 "$TPID"
-		sleep 0.05
-		[ "$(grep -c '^end' "$out")" -gt "$n0" ] && break
-	done
+	local out=$WORK/evloop.out
+	ask_target evloop
 	awk '/^loop/ { l[$2] = $3 " " $4 } END { for (t in l) print t, l[t] }' "$out"
 }
 

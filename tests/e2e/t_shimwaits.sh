@@ -15,20 +15,6 @@
 SHIM=$B/libcprof.so
 SITES=$B/tests/tools/waitsites
 
-# run_locks NAME ARGS...: start target NAME under the shim, wait for "done".
-run_locks() {
-	local name=$1 i
-	shift
-	TARGET_ENV=(LD_PRELOAD="$SHIM" CPROF_BLOCK_RATE=10us CPROF_MUTEX_FRACTION=10)
-	start_target "$name" -s 4 "$@"
-	for i in $(seq 1 200); do
-		grep -q '^done' "$WORK/$name.out" && return 0
-		sleep 0.05
-	done
-	echo "target $name did not finish" >&2
-	exit 1
-}
-
 # truth NAME SITE: the nanoseconds the target says it waited in SITE.
 truth() {
 	awk -v s="$2" '$1 == "wait" && $2 == s { print $4 }' "$WORK/$1.out"

@@ -14,13 +14,8 @@
 
 # counts_now: ask the target; print "THREADS SHORT_CPU_NS PROCESS_CPU_NS".
 counts_now() {
-	local out=$WORK/shortlived.out n0 i
-	n0=$(grep -c '^end' "$out")
-	for i in $(seq 1 40); do
-		[ $((i % 10)) = 1 ] && kill -USR1 "$TPID"
-		sleep 0.05
-		[ "$(grep -c '^end' "$out")" -gt "$n0" ] && break
-	done
+	local out=$WORK/shortlived.out
+	ask_target shortlived
 	awk '/^short/ { l = $2 " " $3 " " $4 } END { print l }' "$out"
 }
 
