@@ -79,12 +79,11 @@ static void emit_marker(struct sampler *sm, struct thread *t, const char *marker
  * CPU still pending (its clock read once more: the last tick's read is up
  * to a period old) goes where the thread was last found running; a
  * thread never found running has its CPU under a marker, so that the
- * profile's total is the process's.
+ * profile's total is the process's. A thread whose stop is still due
+ * (held) is settled the same way: its stop will not be read.
  */
 static void finish_cpu(struct sampler *sm, struct session *s, struct thread *t)
 {
-	if (t->flags & THREAD_HELD)
-		return;
 	moved_read(&sm->mv, s, sm->res.ticks, t);
 	if (!t->cpu_pending)
 		return;
@@ -147,7 +146,7 @@ static void emit_elapsed(void *ctx, struct thread *t, struct snapshot *snap)
 /* Give t's ticks since its last sample, where nothing moved, to its last stack. */
 static void wall_flush(struct sampler *sm, struct session *s, struct thread *t, uint64_t upto)
 {
-	if (t->sample_tick && upto > t->sample_tick && !(t->flags & THREAD_HELD))
+	if (t->sample_tick && upto > t->sample_tick)
 		session_repeat(s, t, (uint32_t)(upto - t->sample_tick), sm->prev_tick_ns,
 			       emit_elapsed, sm);
 }

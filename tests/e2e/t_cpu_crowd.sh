@@ -24,12 +24,34 @@ a0=${c0[all]} a1=${c1[all]}
 check "cprof-attach exits 0 (got $rc)" [ "$rc" = 0 ] || cat "$WORK/stats"
 cat "$WORK/stats"
 
+# The pipe threads' share of the marker for CPU of threads never found running.
+unseen() {
+	go tool pprof -top -tagfocus="thread=$1" -symbolize=none "$WORK/cpu.pb.gz" 2>/dev/null |
+		awk '/never found running/ { sub("%", "", $2); print $2; found = 1; exit }
+			END { if (!found) print 0 }'
+}
+
 for g in calc_a calc_b calc_c calc_d pipe; do
 	fn=$g
 	[ "$g" = pipe ] && fn=pipe_main
 	truth=$(awk -v a="$((c1[$g] - c0[$g]))" -v t="$((a1 - a0))" 'BEGIN { printf "%.2f", 100 * a / t }')
 	got=$(pprof_cum "$WORK/cpu.pb.gz" "$fn")
 	echo "$fn: profile $got% vs /proc $truth% (threads named $g)"
+	if [ "$g" = pipe ] && ! grep -q "stats: sampler perf" "$WORK/stats"; then
+		# Stopping a thread takes longer than a pipe thread's burst of
+		# work: on a machine loaded beyond this target's own 20 threads
+		# (CI's), a pipe thread may wait for a CPU at every stop and never
+		# be found running. Its CPU is then neither dropped nor charged
+		# where it sleeps, but kept under its own thread's marker: that is
+		# what is checked then. The perf sampler has no such limit.
+		miss=$(unseen pipe)
+		echo "$fn: the pipe threads' [not captured: never found running] $miss%"
+		check "$fn's share, with its threads' CPU never found running, within 5 points" \
+			near "$(awk -v a="$got" -v b="$miss" 'BEGIN { print a + b }')" "$truth" 5
+		check "$fn's share not above its threads' CPU by 5 points" \
+			awk -v a="$got" -v b="$truth" 'BEGIN { exit !(a <= b + 5) }'
+		continue
+	fi
 	check "$fn's share within 5 points of its threads' CPU" near "$got" "$truth" 5
 done
 
