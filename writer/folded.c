@@ -29,6 +29,9 @@ struct builder {
 	struct u64map by_hash; /* name hash (+ probe) -> name id */
 	struct u64map kids;    /* parent << 32 | name -> child node */
 	struct buf scratch;    /* one name being cleaned */
+	const char *const *group_by; /* label keys of the root frames */
+	int64_t group_key[FOLDED_MAX_GROUP]; /* their string indexes in p, -1 when absent */
+	size_t ngroup;
 };
 
 /*
@@ -243,6 +246,30 @@ static int node_child(struct builder *b, uint32_t *node, uint32_t name)
 	return 0;
 }
 
+/* The root frame of s for group key g: "KEY=VALUE", or "[no KEY]". 0 or -1. */
+static int group_frame(struct builder *b, const struct profile_sample *s, size_t g,
+		       uint32_t *id)
+{
+	const char *key = b->group_by[g];
+	struct buf tmp;
+	size_t i;
+	int r;
+
+	buf_init(&tmp, FOLDED_MAX_NAME + 64);
+	for (i = 0; i < s->nlabels && s->labels[i].key != b->group_key[g]; i++)
+		;
+	if (b->group_key[g] < 0 || i == s->nlabels)
+		r = buf_printf(&tmp, "[no %s]", key);
+	else if (s->labels[i].str)
+		r = buf_printf(&tmp, "%s=%s", key, profile_string(b->p, s->labels[i].str));
+	else
+		r = buf_printf(&tmp, "%s=%" PRId64, key, s->labels[i].num);
+	if (r == 0)
+		r = name_intern(b, (const char *)tmp.data, tmp.len, id);
+	buf_release(&tmp);
+	return r;
+}
+
 /* Follow (or make) the path of one sample from the root and add its value. */
 static int add_sample(struct builder *b, const struct profile_sample *s, int64_t v)
 {
@@ -250,6 +277,9 @@ static int add_sample(struct builder *b, const struct profile_sample *s, int64_t
 	uint32_t node = 0, name;
 	size_t j, k;
 
+	for (j = 0; j < b->ngroup; j++)
+		if (group_frame(b, s, j, &name) < 0 || node_child(b, &node, name) < 0)
+			return -1;
 	if (!s->nlocations) {
 		if (name_intern(b, "[no stack]", 10, &name) < 0 || node_child(b, &node, name) < 0)
 			return -1;
@@ -374,8 +404,28 @@ void folded_tree_release(struct folded_tree *t)
 	t->nnodes = t->nnames = 0;
 }
 
+/* The string index of each group key in p, -1 for a key no sample can carry. 0 or -1. */
+static int group_resolve(struct builder *b, const char *const *group_by)
+{
+	size_t g, i, n = profile_nstrings(b->p);
+
+	b->group_by = group_by;
+	for (g = 0; group_by && group_by[g]; g++) {
+		if (g == FOLDED_MAX_GROUP) {
+			errno = EINVAL;
+			return -1;
+		}
+		b->group_key[g] = -1;
+		for (i = 1; i < n && b->group_key[g] < 0; i++)
+			if (!strcmp(profile_string(b->p, (int64_t)i), group_by[g]))
+				b->group_key[g] = (int64_t)i;
+	}
+	b->ngroup = g;
+	return 0;
+}
+
 int folded_tree_build(struct folded_tree *t, const struct profile *p, size_t value,
-		      unsigned flags)
+		      unsigned flags, const char *const *group_by)
 {
 	struct folded_node root = { FOLDED_NONE, FOLDED_NONE, FOLDED_NONE, FOLDED_NONE, 0, 0, 0, 0 };
 	const struct profile_sample *s;
@@ -400,6 +450,8 @@ int folded_tree_build(struct folded_tree *t, const struct profile *p, size_t val
 		errno = EINVAL;
 		goto err;
 	}
+	if (group_resolve(&b, group_by) < 0)
+		goto err;
 	b.by_string = calloc(profile_nstrings(p) + 1, sizeof(*b.by_string));
 	if (!b.by_string || buf_append(&t->nodes, &root, sizeof(root)) < 0)
 		goto err;
@@ -435,7 +487,8 @@ uint32_t folded_tree_next(const struct folded_tree *t, uint32_t n, int descend)
 	return FOLDED_NONE;
 }
 
-int folded_write(const struct profile *p, size_t value, unsigned flags, struct buf *out)
+int folded_write(const struct profile *p, size_t value, unsigned flags,
+		 const char *const *group_by, struct buf *out)
 {
 	struct folded_tree t;
 	struct buf path, marks; /* the current stack's text; its length at each depth */
@@ -447,7 +500,8 @@ int folded_write(const struct profile *p, size_t value, unsigned flags, struct b
 
 	buf_init(&path, out->limit);
 	buf_init(&marks, (size_t)FOLDED_MAX_NODES * sizeof(size_t));
-	if (folded_tree_build(&t, p, value, FOLDED_NO_SEMICOLON | (flags & FOLDED_LINES)) < 0)
+	if (folded_tree_build(&t, p, value, FOLDED_NO_SEMICOLON | (flags & FOLDED_LINES),
+			      group_by) < 0)
 		goto err;
 	nd = folded_tree_node(&t, 0);
 	for (n = folded_tree_next(&t, 0, 1); n != FOLDED_NONE; n = folded_tree_next(&t, n, 1)) {

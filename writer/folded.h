@@ -39,6 +39,7 @@ struct profile;
 #define FOLDED_NONE UINT32_MAX        /* no node, no name */
 #define FOLDED_MAX_NODES (1u << 22)   /* distinct stack prefixes */
 #define FOLDED_MAX_NAME 4096          /* bytes of one cleaned name */
+#define FOLDED_MAX_GROUP 4            /* label keys a tree is grouped by */
 
 /* Clean-up rules for folded_clean() and folded_tree_build(). */
 #define FOLDED_NO_SEMICOLON 1u        /* also turn ';' into ':' (the folded form's separator) */
@@ -70,11 +71,13 @@ int folded_clean(struct buf *out, const char *s, size_t n, unsigned flags);
 
 /*
  * Build the tree of p's samples weighted by sample value number value,
- * names cleaned with flags. 0, or -1 with errno EINVAL (no such value),
- * EFBIG (a cap) or ENOMEM; on failure t holds nothing to release.
+ * names cleaned with flags, under the root frames of group_by's label keys
+ * (a NULL-terminated list of at most FOLDED_MAX_GROUP keys; NULL or empty:
+ * none). 0, or -1 with errno EINVAL (no such value, too many keys), EFBIG
+ * (a cap) or ENOMEM; on failure t holds nothing to release.
  */
 int folded_tree_build(struct folded_tree *t, const struct profile *p, size_t value,
-		      unsigned flags);
+		      unsigned flags, const char *const *group_by);
 
 /* Free what a successful folded_tree_build() allocated. */
 void folded_tree_release(struct folded_tree *t);
@@ -95,13 +98,15 @@ uint32_t folded_tree_next(const struct folded_tree *t, uint32_t n, int descend);
 
 /*
  * Append the collapsed stacks of p, weighted by sample value number value,
- * frames named as flags (FOLDED_LINES) says, to out: one "frame;frame;...;frame VALUE\n" line per node with a positive
+ * frames named as flags (FOLDED_LINES) says, grouped by group_by's label
+ * keys as for folded_tree_build(), to out: one "frame;frame;...;frame VALUE\n" line per node with a positive
  * self value, root frame first, in depth-first order with siblings by name
  * (a stack before its extensions). Every line matches flamegraph.pl's
  * ^(.*)\s+(\d+)$ with the stack in the first group. An empty profile
  * appends nothing. 0, or -1 (errno as for folded_tree_build, or EFBIG
  * when out is full), and then out is as it was.
  */
-int folded_write(const struct profile *p, size_t value, unsigned flags, struct buf *out);
+int folded_write(const struct profile *p, size_t value, unsigned flags,
+		 const char *const *group_by, struct buf *out);
 
 #endif

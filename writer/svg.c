@@ -257,9 +257,8 @@ static int put_graph(struct svg *g, const char *title)
 	return r;
 }
 
-int svg_write(const struct profile *p, size_t value, unsigned flags, const char *title,
-	      const char *unit,
-	      struct buf *out)
+int svg_write(const struct profile *p, size_t value, unsigned flags,
+	      const char *const *group_by, const char *title, const char *unit, struct buf *out)
 {
 	struct folded_tree t;
 	struct svg g;
@@ -269,7 +268,7 @@ int svg_write(const struct profile *p, size_t value, unsigned flags, const char 
 	memset(&g, 0, sizeof(g));
 	buf_init(&g.name, TEXT_LIMIT);
 	buf_init(&g.unit, TEXT_LIMIT);
-	if (folded_tree_build(&t, p, value, flags & FOLDED_LINES) < 0)
+	if (folded_tree_build(&t, p, value, flags & FOLDED_LINES, group_by) < 0)
 		goto err;
 	g.t = &t;
 	g.out = out;

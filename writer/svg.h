@@ -43,13 +43,15 @@ struct profile;
 
 /*
  * Append the flame graph of p, weighted by sample value number value, to
- * out, frames named as flags (FOLDED_LINES, writer/folded.h) says. title (NULL: "Flame Graph") heads the image; unit (NULL or "":
+ * out, frames named as flags (FOLDED_LINES, writer/folded.h) says, under
+ * root frames of group_by's label keys (folded_tree_build(); NULL: none).
+ * title (NULL: "Flame Graph") heads the image; unit (NULL or "":
  * none) follows values in titles, e.g. "samples" or "nanoseconds". 0, or
  * -1 (errno EINVAL: no such value; EFBIG: out or a tree cap is full;
  * ENOMEM), and then out is as it was.
  */
-int svg_write(const struct profile *p, size_t value, unsigned flags, const char *title,
-	      const char *unit, struct buf *out);
+int svg_write(const struct profile *p, size_t value, unsigned flags,
+	      const char *const *group_by, const char *title, const char *unit, struct buf *out);
 
 /* The stylesheet and the script svg_write() embeds (writer/svg_script.c). */
 extern const char svg_style[];

@@ -223,7 +223,10 @@ static void usage(FILE *f)
 		"                         from debug information (the fastest write)\n"
 		"      --lines            folded and svg: one frame per source line,\n"
 		"                         \"function (file:line)\"\n"
-		"      --stats            print the profiler's own costs on stderr\n"
+		"      --group-by KEYS    folded and svg: the values of these sample labels\n"
+		"                         (comma-separated, at most 4: thread, tid, state,\n"
+		"                         syscall, pid, process, or the program's own) as the\n"
+		"                         root frames, \"KEY=VALUE\" or \"[no KEY]\"\n"
 		"      --stats            print the sampler chosen and why, and the profiler's\n"
 		"                         own costs, on stderr\n"
 		"  -q, --quiet            print only errors\n"
@@ -246,7 +249,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
-       OPT_CHILDREN, OPT_NO_LINES, OPT_LINES, OPT_SAMPLER };
+       OPT_CHILDREN, OPT_NO_LINES, OPT_LINES, OPT_SAMPLER, OPT_GROUP_BY };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -265,11 +268,45 @@ static const struct option longopts[] = {
 	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "sampler", required_argument, NULL, OPT_SAMPLER },
+	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* --group-by KEY[,KEY...]: at most FOLDED_MAX_GROUP distinct, non-empty keys. 0 or -1. */
+static int parse_group_by(struct options *o, const char *arg)
+{
+	const char *p = arg, *end;
+	size_t n = 0, len, i;
+
+	for (;;) {
+		end = strchr(p, ',');
+		len = end ? (size_t)(end - p) : strlen(p);
+		if (!len)
+			return error("invalid --group-by \"%s\": an empty label key", arg);
+		if (len > OPTIONS_MAX_KEY)
+			return error("invalid --group-by \"%s\": a key longer than %d bytes", arg,
+				     OPTIONS_MAX_KEY);
+		if (n == FOLDED_MAX_GROUP)
+			return error("invalid --group-by \"%s\": at most %d keys", arg,
+				     FOLDED_MAX_GROUP);
+		memcpy(o->group_keys[n], p, len);
+		o->group_keys[n][len] = 0;
+		for (i = 0; i < n; i++)
+			if (!strcmp(o->group_keys[i], o->group_keys[n]))
+				return error("invalid --group-by \"%s\": \"%s\" twice", arg,
+					     o->group_keys[n]);
+		o->group_by[n] = o->group_keys[n];
+		n++;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	o->group_by[n] = NULL;
+	return 0;
+}
 
 int options_parse(struct options *o, int argc, char **argv)
 {
@@ -370,6 +407,10 @@ int options_parse(struct options *o, int argc, char **argv)
 		case OPT_LINES:
 			o->frame_lines = 1;
 			break;
+		case OPT_GROUP_BY:
+			if (parse_group_by(o, optarg) < 0)
+				return -1;
+			break;
 		case OPT_FORMAT:
 			o->format = format_find(optarg);
 			if (!o->format)
@@ -404,6 +445,9 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (o->frame_lines && !(o->format->bit & (FORMAT_FOLDED | FORMAT_SVG)))
 		return error("--lines applies to --format folded and svg (pprof keeps lines anyway: "
 			     "go tool pprof -lines)");
+	if (o->group_by[0] && !(o->format->bit & (FORMAT_FOLDED | FORMAT_SVG)))
+		return error("--group-by applies to --format folded and svg (pprof keeps the "
+			     "labels: go tool pprof -tagroot KEY)");
 	if (!(o->kind->formats & o->format->bit))
 		return error("format \"%s\" is not available for %s profiles (see --help)",
 			     o->format->name, o->kind->name);

@@ -15,6 +15,9 @@
 
 #include "attach/source/source.h"
 #include "common/exitcode.h"
+#include "writer/folded.h"
+
+#define OPTIONS_MAX_KEY 64 /* bytes of one --group-by key */
 
 #define OPT_MAX_DURATION_NS (7ull * 24 * 3600 * 1000000000ull)
 #define OPT_MIN_HZ 1u
@@ -46,6 +49,9 @@ struct options {
 	int progress;             /* draw the live progress line (stderr is a terminal) */
 	int no_lines;             /* --no-lines: function names only, no source lines */
 	int frame_lines;          /* --lines: folded and svg frames are "function (file:line)" */
+	/* --group-by: label keys whose values are the root frames (folded, svg); NULL-ended */
+	const char *group_by[FOLDED_MAX_GROUP + 1];
+	char group_keys[FOLDED_MAX_GROUP][OPTIONS_MAX_KEY + 1];
 };
 
 /*

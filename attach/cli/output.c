@@ -18,7 +18,7 @@ int output_write(const struct options *o, const struct target *t, const struct c
 		 const struct profile *prof, struct outfile *out)
 {
 	struct write_info wi = { t->pid, t->comm, o->kind->name, o->kind->text,
-				 rep->start_real_ns, rep->samples, o->frame_lines };
+				 rep->start_real_ns, rep->samples, o->frame_lines, o->group_by };
 	struct buf b;
 	int code = EXIT_OK;
 

@@ -1,9 +1,10 @@
 /*
  * report.c — messages about captures. JSON is written by hand: the few
- * fields are numbers and two strings, which are escaped here (a path may
- * hold any byte but NUL).
+ * fields are numbers and strings, which are escaped here (a path, or a
+ * label key the program chose, may hold any byte but NUL).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,7 +14,10 @@
 #include "attach/engine/target.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "model/profile.h"
 #include "writer/top.h"
+
+#define JSON_MAX_KEYS 64 /* label keys listed; a program may invent more, which are cut */
 
 void report_written(const struct options *o, const struct capture_report *rep, const char *path)
 {
@@ -180,8 +184,43 @@ void report_top(const struct profile *prof, unsigned n)
 	buf_release(&b);
 }
 
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* ,"label_keys":[...]: the distinct keys of prof's sample labels, sorted. 0 or -1. */
+static int json_label_keys(struct buf *b, const struct profile *prof)
+{
+	const char *keys[JSON_MAX_KEYS];
+	const struct profile_sample *s;
+	size_t n = 0, ns = 0, i, j, k;
+	int r;
+
+	if (prof)
+		s = profile_samples(prof, &ns);
+	for (i = 0; i < ns; i++)
+		for (j = 0; j < s[i].nlabels; j++) {
+			const char *key = profile_string(prof, s[i].labels[j].key);
+
+			for (k = 0; k < n && strcmp(keys[k], key); k++)
+				;
+			if (k == n && n < JSON_MAX_KEYS)
+				keys[n++] = key;
+		}
+	qsort(keys, n, sizeof(*keys), by_string);
+	r = buf_printf(b, ",\"label_keys\":[");
+	for (i = 0; i < n && r == 0; i++) {
+		if (i)
+			r = buf_printf(b, ",");
+		if (r == 0)
+			r = buf_quote(b, keys[i], 1);
+	}
+	return r ? r : buf_printf(b, "]");
+}
+
 void report_json(const struct options *o, const struct target *t, const struct capture_report *rep,
-		 const char *path, unsigned number, int code)
+		 const struct profile *prof, const char *path, unsigned number, int code)
 {
 	int fd = o->output && !strcmp(o->output, "-") ? STDERR_FILENO : STDOUT_FILENO;
 	struct buf b;
@@ -208,6 +247,8 @@ void report_json(const struct options *o, const struct target *t, const struct c
 		if (r == 0)
 			r = buf_quote(&b, rep->sampler_why, 1);
 	}
+	if (r == 0)
+		r = json_label_keys(&b, prof);
 	if (r == 0)
 		r = buf_printf(&b, "}\n");
 	if (r == 0 && write(fd, b.data, b.len) < 0) {

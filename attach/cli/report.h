@@ -30,9 +30,13 @@ void report_stats(const struct capture_report *rep);
 /* The top functions (pprof -top style) on stderr. */
 void report_top(const struct profile *prof, unsigned n);
 
-/* One JSON object on one line: path, type, pid, capture number, samples, lost, ... */
+/*
+ * One JSON object on one line: path, type, pid, capture number, samples,
+ * lost, ..., and "label_keys", the sample label keys prof's samples carry
+ * (sorted; [] when prof is NULL: nothing was captured).
+ */
 void report_json(const struct options *o, const struct target *t, const struct capture_report *rep,
-		 const char *path, unsigned number, int code);
+		 const struct profile *prof, const char *path, unsigned number, int code);
 
 /* Draw (or, with done, erase) the progress line: elapsed of total, samples, threads. */
 void report_progress(uint64_t elapsed_ns, uint64_t total_ns, uint64_t samples, uint64_t threads,

@@ -28,6 +28,7 @@ static void series_request(const struct options *o, const struct target *t,
 			   struct debuginfo *debug, struct capture_req *q)
 {
 	const struct kind *k = o->kind;
+	size_t i;
 
 	memset(q, 0, sizeof(*q));
 	q->t = t;
@@ -36,6 +37,8 @@ static void series_request(const struct options *o, const struct target *t,
 	q->policy = k->policy;
 	q->view = k->view;
 	q->labels = k->labels | o->format->labels;
+	for (i = 0; o->group_by[i]; i++)
+		q->labels |= capture_label_bit(o->group_by[i]);
 	q->raw = o->format->raw;
 	q->runs_only = !!(k->flags & KIND_RUNS_ONLY);
 	q->duration_ns = o->duration_ns;
@@ -100,7 +103,7 @@ static int series_one(const struct options *o, const struct target *t, struct de
 		report_top(prof, TOP_N);
 done:
 	if (o->summary_json)
-		report_json(o, t, rep, path, number, code);
+		report_json(o, t, rep, prof, path, number, code);
 	profile_free(prof);
 	return code;
 }

@@ -168,11 +168,12 @@ static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *
 	if (snap->how == SNAP_STOPPED || snap->how == SNAP_LOST)
 		snap->state = 'R';
 	else if (snap->how == SNAP_REPEAT)
-		snap->state = t->asleep_state;
+		snap->state = t->last_state ? t->last_state : '?';
 	else if (s->want_state)
 		snap->state = thread_read_state(&s->threads, t);
-	if (snap->how == SNAP_SYSCALL)
-		t->asleep_state = snap->state;
+	/* A running thread's ticks repeated (wall) are running ones, not "unknown". */
+	if (snap->how != SNAP_REPEAT)
+		t->last_state = snap->state;
 	thread_read_name(&s->threads, t);
 	memcpy(snap->name, t->name, sizeof(snap->name));
 	emit(ctx, t, snap);

@@ -44,7 +44,7 @@ struct thread {
 	uint64_t scan_no;        /* the last /proc/PID/task read that listed it */
 	uint64_t asleep_cpu;     /* its CPU clock when last read asleep */
 	long asleep_nr;          /* the syscall it slept in then */
-	char asleep_state;       /* its state letter then */
+	char last_state;         /* the state letter of its last sample, which a repeat shows */
 	char name[16];
 };
 

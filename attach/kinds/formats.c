@@ -48,7 +48,8 @@ static int write_dump(const struct profile *p, const struct write_info *w, struc
 
 static int write_folded(const struct profile *p, const struct write_info *w, struct buf *b)
 {
-	return folded_write(p, top_default_value(p), w->frame_lines ? FOLDED_LINES : 0, b);
+	return folded_write(p, top_default_value(p), w->frame_lines ? FOLDED_LINES : 0,
+			    w->group_by, b);
 }
 
 static int write_svg(const struct profile *p, const struct write_info *w, struct buf *b)
@@ -60,7 +61,7 @@ static int write_svg(const struct profile *p, const struct write_info *w, struct
 	utc(w->start_real_ns, when, sizeof(when));
 	snprintf(title, sizeof(title), "%s of %d (%s), %s", profile_string(p, vt[v].type),
 		 (int)w->pid, w->comm, when);
-	return svg_write(p, v, w->frame_lines ? FOLDED_LINES : 0, title,
+	return svg_write(p, v, w->frame_lines ? FOLDED_LINES : 0, w->group_by, title,
 			 profile_string(p, vt[v].unit), b);
 }
 

@@ -38,6 +38,7 @@ struct write_info {
 	uint64_t start_real_ns;      /* when the capture began */
 	uint64_t samples;
 	int frame_lines;             /* folded, svg: frames are "function (file:line)" */
+	const char *const *group_by; /* folded, svg: label keys of the root frames, or NULL */
 };
 
 struct format {

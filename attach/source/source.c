@@ -1,11 +1,12 @@
 /*
  * source.c — what every source shares: declaring the profile's types,
- * the run's cache of debug files, the profiler's own CPU, and the one
+ * the run's cache of debug files, the profiler's own CPU, the label names, and the one
  * wait for a window's end (a series' next start waits the same way).
  */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -15,6 +16,23 @@
 #include "common/proc.h"
 #include "model/profile.h"
 #include "unwind/debuginfo.h"
+
+unsigned capture_label_bit(const char *key)
+{
+	static const struct {
+		const char *key;
+		unsigned bit;
+	} names[] = {
+		{ "thread", LABEL_THREAD }, { "tid", LABEL_TID }, { "state", LABEL_STATE },
+		{ "syscall", LABEL_SYSCALL }, { "pid", LABEL_PID }, { "process", LABEL_PROCESS },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(names[i].key, key))
+			return names[i].bit;
+	return 0;
+}
 
 struct debuginfo *capture_debug_new(void)
 {

@@ -41,6 +41,9 @@ struct target;
 #define LABEL_PID 16u    /* "pid": its process (numeric); --children */
 #define LABEL_PROCESS 32u /* "process": its process's name; --children */
 
+/* The LABEL_* bit of the label called key, or 0 when no source adds it by bit. */
+unsigned capture_label_bit(const char *key);
+
 /* The profile's declared types, Go's names and units. */
 struct sample_types {
 	const char *sample[4][2];   /* up to four (type, unit) pairs */

@@ -66,6 +66,20 @@ check "every non-leaf address is a call site (return address - 1)" [ "$bad" = 0 
 check "folded: written" [ -s "$WORK/p.folded" ]
 check "folded: every line matches ^(.*)\\s+(\\d+)\$" sh -c "! grep -vP '^(.*)\\s+(\\d+)\$' '$WORK/p.folded' | grep -q ."
 check "folded: the hot function is there, root first" grep -qE '^clone3;start_thread;.*;cmp_slow [0-9]+$' "$WORK/p.folded"
+# Grouped by labels: every stack under its thread's name and state, the
+# names the target's own; the summary lists the label keys the samples carry.
+"$ATTACH" -p "$TPID" -d 1s -t wall --format folded --group-by thread,state -o "$WORK/g.folded" \
+	-q --summary json >"$WORK/g.json"
+names=$(cat /proc/"$TPID"/task/*/comm | sort -u | paste -sd'|')
+check "--group-by: written" [ -s "$WORK/g.folded" ]
+check "--group-by: every stack under thread=NAME;state=STATE of the target's threads" \
+	sh -c "! grep -vE '^thread=($names);state=(running|sleeping|disk wait|stopped|zombie|idle|unknown);' '$WORK/g.folded' | grep -q ."
+check "--group-by: the hot function under its thread" grep -qE '^thread=[^;]+;state=running;.*;cmp_slow [0-9]+$' "$WORK/g.folded"
+check "--summary json lists the label keys ($(cat "$WORK/g.json"))" \
+	grep -qE '"label_keys":\["state",("syscall",)?"thread","tid"\]' "$WORK/g.json"
+check "--group-by with pprof output is refused, naming -tagroot" \
+	sh -c "'$ATTACH' -p $TPID -d 1s --group-by thread -o /dev/null 2>&1 | grep -q tagroot"
+
 # A binary deleted after it started still symbolizes (read through
 # /proc/PID/map_files or /proc/PID/root, not its old path).
 cp "$exe" "$WORK/doomed"

@@ -119,7 +119,7 @@ static void test_folded_exact(void **state)
 
 	(void)state;
 	buf_init(&out, 1 << 20);
-	assert_int_equal(folded_write(p, 1, 0, &out), 0);
+	assert_int_equal(folded_write(p, 1, 0, NULL, &out), 0);
 	assert_string_equal((char *)out.data,
 			    "[no stack] 2\n"
 			    "main;0x500 4\n"
@@ -129,7 +129,7 @@ static void test_folded_exact(void **state)
 			    "main;work;leaf:semi 30\n");
 	/* The other value: counts, so zero and negative stacks now show. */
 	out.len = 0;
-	assert_int_equal(folded_write(p, 0, 0, &out), 0);
+	assert_int_equal(folded_write(p, 0, 0, NULL, &out), 0);
 	assert_string_equal((char *)out.data,
 			    "[no stack] 1\n"
 			    "main;0x500 1\n"
@@ -144,6 +144,50 @@ static void test_folded_exact(void **state)
 }
 
 /* A name longer than FOLDED_MAX_NAME is cut there and ends in "..". */
+/*
+ * Grouped by label keys: one root frame per key, "KEY=VALUE" (numbers
+ * too) or "[no KEY]", in the keys' order; a key no sample has, and a
+ * value with the separator, are handled; too many keys is EINVAL.
+ */
+static void test_folded_group_by(void **state)
+{
+	struct profile *p = new_profile();
+	struct profile_label_in l[2] = { { "endpoint", "/a;b", 0, NULL }, { "tid", NULL, 7, NULL } };
+	const char *by_endpoint[] = { "endpoint", "tid", NULL }, *by_none[] = { "nokey", NULL };
+	const char *five[] = { "a", "b", "c", "d", "e", NULL };
+	uint64_t s[2];
+	int64_t v[2] = { 1, 10 };
+	struct buf out;
+
+	(void)state;
+	s[1] = loc(p, 0x100, "main");
+	s[0] = loc(p, 0x200, "work");
+	assert_int_equal(profile_add_sample(p, s, 2, v, l, 2), 0);
+	v[1] = 20;
+	assert_int_equal(profile_add_sample(p, s, 2, v, &l[1], 1), 0);
+	v[1] = 5;
+	l[0].str = "/c";
+	assert_int_equal(profile_add_sample(p, s, 1, v, l, 1), 0);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(folded_write(p, 1, 0, by_endpoint, &out), 0);
+	assert_string_equal((char *)out.data,
+			    "[no endpoint];tid=7;main;work 20\n"
+			    "endpoint=/a:b;tid=7;main;work 10\n"
+			    "endpoint=/c;[no tid];work 5\n");
+	out.len = 0;
+	assert_int_equal(folded_write(p, 1, 0, by_none, &out), 0);
+	assert_string_equal((char *)out.data, "[no nokey];main;work 30\n[no nokey];work 5\n");
+	out.len = 0;
+	errno = 0;
+	assert_int_equal(folded_write(p, 1, 0, five, &out), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(out.len, 0);
+	assert_int_equal(svg_write(p, 1, 0, by_endpoint, "t", "ns", &out), 0);
+	assert_non_null(strstr((char *)out.data, "endpoint=/c"));
+	buf_release(&out);
+	profile_free(p);
+}
+
 static void test_folded_long_name(void **state)
 {
 	struct profile *p = new_profile();
@@ -161,7 +205,7 @@ static void test_folded_long_name(void **state)
 	memset(want, 'x', FOLDED_MAX_NAME - 2);
 	snprintf(want + FOLDED_MAX_NAME - 2, 16, ".. 1\n");
 	buf_init(&out, 1 << 20);
-	assert_int_equal(folded_write(p, 0, 0, &out), 0);
+	assert_int_equal(folded_write(p, 0, 0, NULL, &out), 0);
 	assert_string_equal((char *)out.data, want);
 	buf_release(&out);
 	free(name);
@@ -178,13 +222,13 @@ static void test_folded_errors(void **state)
 	buf_init(&out, 1 << 20);
 	assert_int_equal(buf_printf(&out, "keep"), 0);
 	errno = 0;
-	assert_int_equal(folded_write(p, 2, 0, &out), -1); /* no third value */
+	assert_int_equal(folded_write(p, 2, 0, NULL, &out), -1); /* no third value */
 	assert_int_equal(errno, EINVAL);
 	assert_string_equal((char *)out.data, "keep");
 	buf_release(&out);
 	buf_init(&out, 40); /* too small: fails whole, never overruns */
 	assert_int_equal(buf_printf(&out, "keep"), 0);
-	assert_int_equal(folded_write(p, 1, 0, &out), -1);
+	assert_int_equal(folded_write(p, 1, 0, NULL, &out), -1);
 	assert_int_equal(errno, EFBIG);
 	assert_int_equal(out.len, 4);
 	assert_string_equal((char *)out.data, "keep");
@@ -221,7 +265,7 @@ static void test_folded_hostile(void **state)
 		add(p, s, 2, 1, (int64_t)(i + 1) * 11, NULL);
 	}
 	buf_init(&out, 1 << 20);
-	assert_int_equal(folded_write(p, 1, 0, &out), 0);
+	assert_int_equal(folded_write(p, 1, 0, NULL, &out), 0);
 	assert_int_equal(regcomp(&re, "^(.*)[[:space:]]+([0-9]+)$", REG_EXTENDED), 0);
 	for (line = strtok_r((char *)out.data, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save), lines++) {
@@ -329,7 +373,7 @@ static void test_svg_frames(void **state)
 	add(p, sc, 2, 499, 0, NULL);
 	add(p, st, 2, 1, 0, NULL); /* 0.05%: not drawn, but counted in main */
 	buf_init(&out, 1 << 20);
-	assert_int_equal(svg_write(p, 0, 0, "t<&>\"'", "samples", &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, NULL, "t<&>\"'", "samples", &out), 0);
 	s = (const char *)out.data;
 	assert_xmlish(s);
 	assert_int_equal(count(s, "<g class=\"frame\""), 5); /* all, main, a, b, c */
@@ -373,7 +417,7 @@ static void test_svg_labels(void **state)
 	add(p, s1, 2, 10, 0, NULL); /* 10 of 1000: 11.8 px, room for nothing */
 	add(p, s2, 2, 990, 0, NULL);
 	buf_init(&out, 1 << 20);
-	assert_int_equal(svg_write(p, 0, 0, NULL, NULL, &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, NULL, NULL, NULL, &out), 0);
 	s = (const char *)out.data;
 	assert_xmlish(s);
 	assert_non_null(strstr(s, "<title>&lt;??&amp;&quot;&#39;&gt;;?? (990, 99.00%)</title>"));
@@ -393,7 +437,7 @@ static void test_svg_labels(void **state)
 		add(p, t2, 2, 9, 0, NULL);
 	}
 	buf_init(&out, 1 << 20);
-	assert_int_equal(svg_write(p, 0, 0, "x", "", &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, NULL, "x", "", &out), 0);
 	assert_string_equal(label_of((char *)out.data, "<title>a_rather_long_function_name_here ("),
 			    "a_rather_long..");
 	buf_release(&out);
@@ -408,17 +452,17 @@ static void test_svg_empty(void **state)
 
 	(void)state;
 	buf_init(&out, 1 << 20);
-	assert_int_equal(svg_write(p, 0, 0, "cpu", "samples", &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, NULL, "cpu", "samples", &out), 0);
 	assert_xmlish((char *)out.data);
 	assert_non_null(strstr((char *)out.data, ">No samples</text>"));
 	assert_null(strstr((char *)out.data, "class=\"frame\""));
 	/* Only zero values is no samples too. */
 	add(p, &m, 1, 0, 0, NULL);
 	out.len = 0;
-	assert_int_equal(svg_write(p, 1, 0, "cpu", "samples", &out), 0);
+	assert_int_equal(svg_write(p, 1, 0, NULL, "cpu", "samples", &out), 0);
 	assert_non_null(strstr((char *)out.data, ">No samples</text>"));
 	out.len = 0;
-	assert_int_equal(folded_write(p, 1, 0, &out), 0);
+	assert_int_equal(folded_write(p, 1, 0, NULL, &out), 0);
 	assert_int_equal(out.len, 0);
 	buf_release(&out);
 	profile_free(p);
@@ -432,11 +476,11 @@ static void test_svg_limit(void **state)
 	(void)state;
 	buf_init(&out, 2000); /* the script alone is larger */
 	assert_int_equal(buf_printf(&out, "keep"), 0);
-	assert_int_equal(svg_write(p, 1, 0, "cpu", "samples", &out), -1);
+	assert_int_equal(svg_write(p, 1, 0, NULL, "cpu", "samples", &out), -1);
 	assert_int_equal(errno, EFBIG);
 	assert_int_equal(out.len, 4);
 	assert_string_equal((char *)out.data, "keep");
-	assert_int_equal(svg_write(p, 5, 0, "cpu", "samples", &out), -1);
+	assert_int_equal(svg_write(p, 5, 0, NULL, "cpu", "samples", &out), -1);
 	assert_int_equal(errno, EINVAL);
 	buf_release(&out);
 	profile_free(p);
@@ -483,14 +527,14 @@ static void test_large(void **state)
 	}
 	buf_init(&out, 1u << 30);
 	t0 = now();
-	assert_int_equal(folded_write(p, 0, 0, &out), 0);
+	assert_int_equal(folded_write(p, 0, 0, NULL, &out), 0);
 	t1 = now();
 	print_message("folded: %zu bytes, %zu lines in %.3f s\n", out.len, count((char *)out.data, "\n"),
 		      t1 - t0);
 	assert_true(count((char *)out.data, "\n") <= 10000);
 	out.len = 0;
 	t1 = now();
-	assert_int_equal(svg_write(p, 0, 0, "large", "samples", &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, NULL, "large", "samples", &out), 0);
 	t2 = now();
 	print_message("svg: %zu bytes, %zu frames in %.3f s\n", out.len,
 		      count((char *)out.data, "<g class=\"frame\""), t2 - t1);
@@ -542,7 +586,7 @@ static void test_large_wide(void **state)
 	}
 	buf_init(&out, 1u << 30);
 	t0 = now();
-	assert_int_equal(svg_write(p, 0, 0, "wide", "samples", &out), 0);
+	assert_int_equal(svg_write(p, 0, 0, NULL, "wide", "samples", &out), 0);
 	t1 = now();
 	frames = count((char *)out.data, "<g class=\"frame\"");
 	print_message("svg: %zu bytes, %zu frames in %.3f s\n", out.len, frames, t1 - t0);
@@ -558,6 +602,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folded_exact),
+		cmocka_unit_test(test_folded_group_by),
 		cmocka_unit_test(test_folded_long_name),
 		cmocka_unit_test(test_folded_errors),
 		cmocka_unit_test(test_folded_hostile),
