@@ -29,7 +29,11 @@ struct child_cpu {
  */
 int children_list(pid_t root, pid_t *out, int max);
 
-/* Fill out[0..n) with root's descendants and their CPU so far; returns n. */
+/*
+ * Fill out[0..n) with root's descendants and their CPU so far; returns n.
+ * For the hint only: when root has more than 256 threads, only the
+ * children of its main thread (and all of theirs) are looked at.
+ */
 int children_cpu(pid_t root, struct child_cpu *out, int max);
 
 /*

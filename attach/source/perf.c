@@ -222,7 +222,10 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 	double f;
 	size_t i;
 
-	settle_read_live(&c->settle, c->pid);
+	/* Idle threads are read only when the sampled ones leave CPU unexplained. */
+	floor = proc_ns / 200 > SHORT_MIN_NS ? proc_ns / 200 : SHORT_MIN_NS;
+	if (proc_ns >= settle_read_sampled(&c->settle, c->pid, cpu0) + floor)
+		settle_read_live(&c->settle, c->pid);
 	for (i = 0; i < c->settle.live.nslots; i++) {
 		struct u64map_slot *sl = &c->settle.live.slots[i];
 
@@ -254,7 +257,6 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 	settle_apply(&c->settle, prof, 1);
 	c->scaled = 1;
 	/* Threads that ended with CPU and no sample: one frame, unless it is read skew. */
-	floor = proc_ns / 200 > SHORT_MIN_NS ? proc_ns / 200 : SHORT_MIN_NS;
 	if (!ended_w && c->st->cpu_ended_ns >= floor) {
 		v[0] = 0;
 		v[1] = (int64_t)c->st->cpu_ended_ns;

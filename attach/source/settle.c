@@ -80,6 +80,36 @@ void settle_read_live(struct settle *st, pid_t pid)
 	settle_read_clocks(pid, &st->live);
 }
 
+uint64_t settle_read_sampled(struct settle *st, pid_t pid, const struct u64map *cpu0)
+{
+	char path[64], buf[96];
+	uint64_t tid, c0, now, sum = 0;
+	size_t i;
+	int dfd, fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	for (i = 0; i < st->weight.nslots; i++) {
+		if (!st->weight.slots[i].used)
+			continue;
+		tid = st->weight.slots[i].key;
+		snprintf(path, sizeof(path), "%llu/schedstat", (unsigned long long)tid);
+		if ((fd = openat(dfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue; /* ended */
+		if (proc_pread(fd, buf, sizeof(buf)) > 0) {
+			now = strtoull(buf, NULL, 10);
+			u64map_put(&st->live, tid, now);
+			c0 = 0;
+			u64map_get(cpu0, tid, &c0);
+			sum += now > c0 ? now - c0 : 0;
+		}
+		close(fd);
+	}
+	close(dfd);
+	return sum;
+}
+
 uint64_t settle_ended_weight(const struct settle *st)
 {
 	uint64_t sum = 0, v;

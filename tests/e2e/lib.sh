@@ -158,6 +158,32 @@ pprof_cum() {
 			END { if (!found) print 0 }'
 }
 
+# check_cpu_total PROFILE STATS A0 A1 W0 W1 TOL: the profile's CPU total
+# against the process's CPU, two ways. Exactly, within TOL percent of the
+# process clock cprof-attach read at its window's ends (--stats: both
+# samplers print it): nothing dropped or counted twice. And against /proc
+# read by this script around the whole run (A0..A1 ns over W0..W1 ns of
+# wall time): at most that total (the window is inside it), and at least
+# 80% of it scaled to the window's share of the run. The scaled figure
+# alone assumes the CPU rate was even over the run, which a loaded machine
+# breaks (CI's runs missed 5% that way with nothing wrong).
+check_cpu_total() {
+	local prof=$1 stats=$2 a0=$3 a1=$4 w0=$5 w1=$6 tol=$7 total got clock dur scaled
+	total=$(go tool pprof -top -symbolize=none "$prof" 2>/dev/null |
+		awk '/Total samples =/ { v = $0; sub(/.*Total samples = /, "", v); sub(/ .*/, "", v); print v }')
+	got=$(awk -v v="$total" 'BEGIN { if (v ~ /ms$/) { sub(/ms/, "", v); print v } else if (v ~ /s$/) { sub(/s/, "", v); print v * 1000 } else print 0 }')
+	clock=$(sed -n "s/.*the process's clock \([0-9.]*\)ms.*/\1/p; s/.* of the process's \([0-9.]*\)ms.*/\1/p" "$stats" | head -1)
+	dur=$("$PBDUMP" "$prof" | awk '/^duration_nanos/ { print $2 }')
+	scaled=$(awk -v c="$((a1 - a0))" -v d="$dur" -v w="$((w1 - w0))" 'BEGIN { printf "%d", c / 1e6 * d / w }')
+	echo "profile total ${got}ms; the process clock over the window ${clock:-?}ms; /proc over the run $(((a1 - a0) / 1000000))ms, scaled to the window ${scaled}ms"
+	check "profile total within $tol% of the process clock over its window" \
+		near "$got" "${clock:--1}" "$(awk -v t="${clock:-0}" -v p="$tol" 'BEGIN { print t * p / 100 }')"
+	check "profile total at most /proc's over the whole run" \
+		awk -v g="$got" -v a="$(((a1 - a0) / 1000000))" 'BEGIN { exit !(g <= a * 1.02 + 5) }'
+	check "profile total at least 80% of /proc's scaled to the window" \
+		awk -v g="$got" -v s="$scaled" 'BEGIN { exit !(g >= 0.8 * s) }'
+}
+
 # pprof_flat FILE FUNC: FUNC's flat% (0 if absent).
 pprof_flat() {
 	go tool pprof -top -nodecount=1000 -symbolize=none "$1" 2>/dev/null |

@@ -55,13 +55,7 @@ for g in calc_a calc_b calc_c calc_d pipe; do
 	check "$fn's share within 5 points of its threads' CPU" near "$got" "$truth" 5
 done
 
-total_ms=$(go tool pprof -top -symbolize=none "$WORK/cpu.pb.gz" 2>/dev/null |
-	awk '/Total samples =/ { v = $0; sub(/.*Total samples = /, "", v); sub(/ .*/, "", v); print v }')
-got_ms=$(awk -v v="$total_ms" 'BEGIN { if (v ~ /ms$/) { sub(/ms/, "", v); print v } else if (v ~ /s$/) { sub(/s/, "", v); print v * 1000 } else print 0 }')
-dur=$("$PBDUMP" "$WORK/cpu.pb.gz" | awk '/^duration_nanos/ { print $2 }')
-truth_ms=$(awk -v c="$((a1 - a0))" -v d="$dur" -v w="$((w1 - w0))" 'BEGIN { printf "%d", c / 1e6 * d / w }')
-echo "profile total ${got_ms}ms; /proc, scaled to the profile's $((dur / 1000000))ms: ${truth_ms}ms"
-check "profile total within 10% of /proc" near "$got_ms" "$truth_ms" "$(awk -v t="$truth_ms" 'BEGIN { print t * 0.10 }')"
+check_cpu_total "$WORK/cpu.pb.gz" "$WORK/stats" "$a0" "$a1" "$w0" "$w1" 10
 
 if grep -q "stats: sampler perf" "$WORK/stats"; then
 	# The kernel takes perf's samples: none waits for a CPU, and the rings

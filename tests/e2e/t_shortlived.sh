@@ -50,12 +50,6 @@ check "short_main's share within 5 points of the short threads' CPU" near "$got"
 	{ cat "$WORK/short.stats"; go tool pprof -top -symbolize=none "$WORK/short.pb.gz" 2>/dev/null | sed -n 4,14p; }
 check "the target made hundreds of threads a second" [ "$rate" -ge 200 ]
 
-total_ms=$(go tool pprof -top -symbolize=none "$WORK/short.pb.gz" 2>/dev/null |
-	awk '/Total samples =/ { v = $0; sub(/.*Total samples = /, "", v); sub(/ .*/, "", v); print v }')
-got_ms=$(awk -v v="$total_ms" 'BEGIN { if (v ~ /ms$/) { sub(/ms/, "", v); print v } else if (v ~ /s$/) { sub(/s/, "", v); print v * 1000 } else print 0 }')
-dur=$("$PBDUMP" "$WORK/short.pb.gz" | awk '/^duration_nanos/ { print $2 }')
-truth_ms=$(awk -v a="$p0" -v b="$p1" -v d="$dur" -v w="$((w1 - w0))" 'BEGIN { printf "%d", (b - a) * d / w }')
-echo "profile total ${got_ms}ms; /proc, scaled to the profile's $((dur / 1000000))ms: ${truth_ms}ms"
-check "profile CPU total within 10% of /proc" near "$got_ms" "$truth_ms" "$(awk -v t="$truth_ms" 'BEGIN { print t * 0.10 }')"
+check_cpu_total "$WORK/short.pb.gz" "$WORK/short.stats" "$((p0 * 1000000))" "$((p1 * 1000000))" "$w0" "$w1" 10
 check "target left running" not_stopped "$TPID"
 finish
