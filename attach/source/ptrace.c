@@ -131,9 +131,20 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 				       l, nl);
 		return;
 	}
+	if (snap->how == SNAP_MARKER && !snap->tid) {
+		/* A marker for no thread carries its process's labels only. */
+		struct profile_label_in pl[2];
+		size_t np = 0;
+
+		memset(pl, 0, sizeof(pl));
+		for (k = 0; k < nl; k++)
+			if (!strcmp(l[k].key, "pid") || !strcmp(l[k].key, "process"))
+				pl[np++] = l[k];
+		recorder_marker_sample(rec, snap->marker, v, pl, np);
+		return;
+	}
 	if (snap->how == SNAP_MARKER) {
-		/* A marker for no thread carries no thread's labels. */
-		recorder_marker_sample(rec, snap->marker, v, l, snap->tid ? nl : 0);
+		recorder_marker_sample(rec, snap->marker, v, l, nl);
 		return;
 	}
 	if (snap->how == SNAP_TORN) {
