@@ -29,7 +29,8 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wfo
 CPPFLAGS += -I. -I$(B) -D_GNU_SOURCE
 BASE_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -pthread
 ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS)
-LIBS     := -lunwind-x86_64 -lunwind -ldw -ldebuginfod -lelf -llzma -lz -lprotobuf-c -lstdc++ -lm -pthread
+CURL_LIBS := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+LIBS     := -lunwind-x86_64 -lunwind -ldw -ldebuginfod -lelf -llzma -lz -lprotobuf-c -lstdc++ -lm -pthread $(CURL_LIBS)
 
 # Everything but the program's main() goes into one static library that the
 # program and the unit tests link against.
