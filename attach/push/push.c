@@ -25,18 +25,15 @@
 #include "common/err.h"
 #include "common/proc.h"
 
-#define PENDING_MAX 65536u                 /* this run's captures remembered at most */
+#define PENDING_MAX 4096u /* captures whose outcome is awaited (4 KiB each at most): 2.8 days at 1/min */
 #define BACKOFF_MIN_NS (100ull * 1000000ull)
 #define BACKOFF_MAX_NS (30ull * 1000000000ull)
 #define MSG_MAX 240u
 
-enum state { WAITING, SPOOLED };
-
 /* One capture of this run not yet pushed or dropped. */
 struct pending {
 	char stem[SPOOL_STEM_MAX];
-	enum state state;
-	struct buf json; /* its --summary json line, not yet printed; empty once printed */
+	struct buf json; /* its --summary json line, not yet printed */
 };
 
 struct push {
@@ -54,7 +51,7 @@ struct push {
 	int stopping, refused;
 	struct pending *pend;
 	size_t npend, cappend;
-	unsigned added, pushed, dropped, older_pushed, older_dropped;
+	unsigned added, pushed, dropped, older_pushed, older_dropped, older_rejected;
 	int told_retry, told_reject, told_bad;
 	uint64_t rng;
 };
@@ -236,19 +233,6 @@ static void pending_end(struct push *p, size_t i, const char *outcome, const cha
 	p->npend--;
 }
 
-/* Every capture still waiting is now known to wait in the spool. Locked. */
-static void pending_spooled(struct push *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->npend; i++) {
-		if (p->pend[i].state == SPOOLED)
-			continue;
-		p->pend[i].state = SPOOLED;
-		pending_print(p, &p->pend[i], "spooled", NULL);
-	}
-}
-
 /* spool_add() dropped stem to keep under the cap. */
 static void push_dropped(void *ctx, const char *stem)
 {
@@ -282,7 +266,7 @@ static void push_settled(struct push *p, const char *stem, int ok)
 	} else if (ok) {
 		p->older_pushed++;
 	} else {
-		p->older_dropped++;
+		p->older_rejected++;
 	}
 	pthread_mutex_unlock(&p->mu);
 }
@@ -396,8 +380,6 @@ static void *push_main(void *arg)
 		}
 		if (r == 2)
 			p->refused = 1;
-		if (r)
-			pending_spooled(p);
 		if (final)
 			break;
 		if (p->stopping)
@@ -503,7 +485,6 @@ int push_add(struct push *p, unsigned n, uint64_t from_ns, uint64_t until_ns, co
 	pthread_mutex_lock(&p->mu);
 	if (p->npend == PENDING_MAX) {
 		/* A long outage: the oldest capture's line says spooled, and it is no longer followed. */
-		pending_spooled(p);
 		pending_end(p, 0, "spooled", NULL);
 	}
 	if (p->npend == p->cappend) {
@@ -520,7 +501,6 @@ int push_add(struct push *p, unsigned n, uint64_t from_ns, uint64_t until_ns, co
 	snprintf(stem, sizeof(stem), "%020llu-%s-%u", (unsigned long long)from_ns, p->run, n);
 	e = &p->pend[p->npend++];
 	memcpy(e->stem, stem, sizeof(stem));
-	e->state = WAITING;
 	buf_init(&e->json, 1 << 16);
 	if (json) {
 		e->json = *json;
@@ -562,9 +542,12 @@ unsigned push_finish(struct push *p, int quiet)
 			unsent, p->added, request_where(p->rq), (unsigned)p->npend, spool_dir(p->sp),
 			p->dropped);
 	if (p->older_dropped)
-		warning("dropped %u profiles of earlier runs from \"%s\" (the oldest first): the "
-			"spool is full or the server refused them",
-			p->older_dropped, spool_dir(p->sp));
+		warning("the spool \"%s\" was full: dropped %u profiles of earlier runs, the oldest "
+			"first",
+			spool_dir(p->sp), p->older_dropped);
+	if (p->older_rejected)
+		warning("%s rejected %u profiles of earlier runs: dropped from \"%s\"",
+			request_where(p->rq), p->older_rejected, spool_dir(p->sp));
 	if (p->older_pushed && !quiet)
 		note("pushed %u profiles an earlier run had kept in \"%s\"", p->older_pushed,
 		     spool_dir(p->sp));

@@ -18,10 +18,13 @@
  *    (configuration) stops pushing for this run with every entry kept;
  *    any other 4xx drops that one profile. Each kind of failure is
  *    reported once, with the server's message;
- *  - each capture of this run ends in exactly one of pushed, spooled (in
- *    the spool, to be sent later) or dropped (the spool's cap, or the
- *    server refused it); its --summary json line is printed once that is
- *    known, with "push" saying which;
+ *  - each capture of this run ends in exactly one of pushed, spooled (still
+ *    in the spool when the run ends, to be sent by a later one) or dropped
+ *    (the spool's cap, or the server refused it); its --summary json line
+ *    is printed once that is final, with "push" saying which: at once
+ *    while the server takes every profile, after an outage when it ends,
+ *    at the end of the run for what is still spooled (and, past 4096
+ *    captures waiting, for the oldest);
  *  - credentials never appear in a message or in the JSON.
  */
 #include <stddef.h>
