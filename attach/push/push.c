@@ -127,6 +127,7 @@ static int has_label(const struct push_options *po, const char *key)
 static int push_name(struct push *p, const struct push_options *po, const struct target *t)
 {
 	char app[256], host[256], exe[64], path[PATH_MAX];
+	const char *base = path;
 	struct buf b;
 	ssize_t n;
 	unsigned i;
@@ -143,17 +144,23 @@ static int push_name(struct push *p, const struct push_options *po, const struct
 				     "'_', '.', '-' and '/'",
 				     po->app);
 	} else {
-		/* The executable's name (comm is cut at 15 characters), else comm. */
+		/*
+		 * The executable's name where comm is its (15-character) start;
+		 * else comm: Debian's redis-server is a link to redis-check-rdb,
+		 * which /proc/PID/exe names, while comm says redis-server.
+		 */
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
 		n = readlink(exe, path, sizeof(path) - 1);
 		if (n > 0) {
 			path[n] = 0;
 			if (n > 10 && !strcmp(path + n - 10, " (deleted)"))
 				path[n - 10] = 0;
-			snprintf(app, sizeof(app), "%.200s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
-		} else {
-			snprintf(app, sizeof(app), "%s", t->comm);
+			base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 		}
+		if (n > 0 && t->comm[0] && !strncmp(base, t->comm, strlen(t->comm)))
+			snprintf(app, sizeof(app), "%.200s", base);
+		else
+			snprintf(app, sizeof(app), "%.200s", t->comm[0] ? t->comm : n > 0 ? base : "");
 		if (!app[0])
 			snprintf(app, sizeof(app), "unknown");
 		app_clean(app);
