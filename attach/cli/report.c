@@ -22,7 +22,7 @@
 void report_written(const struct options *o, const struct capture_report *rep, const char *path)
 {
 	const char *where = o->output && !strcmp(o->output, "-") ? "the profile to standard output"
-			    : path ? path : "the profile for pushing";
+			    : path ? path : "the profile to the push spool";
 
 	if (o->quiet)
 		return;

@@ -32,7 +32,6 @@ void report_stats(const struct capture_report *rep);
 void report_top(const struct profile *prof, unsigned n);
 
 /*
-/*
  * The capture's JSON object without its closing "}\n" into b: path (NULL:
  * no local file), type, pid, capture number, samples, lost, ..., and
  * "label_keys", the sample label keys prof's samples carry (sorted; []

@@ -209,6 +209,26 @@ for k in block mutex; do
 		cat "$WORK/r6$k/log" >&2
 done
 
+# 7. cprof-attach SIGKILLed while its request hangs on a slow server: the
+# entry stays in the spool, unlocked (the kernel drops a dead process's
+# flock), and the next run delivers it. (The slow server may also have
+# taken it: delivery is at least once.)
+recv r7slow --app "$app" --delay-ms 5000
+"$ATTACH" -p "$tp" -d 200ms --push "http://127.0.0.1:$PORT" --spool "$WORK/spool7" -q &
+apid=$!
+for _ in $(seq 1 100); do
+	ls "$WORK/spool7" 2>/dev/null | grep -q '\.pb\.gz$' && break
+	sleep 0.05
+done
+sleep 0.3
+kill -9 "$apid"
+wait "$apid" 2>/dev/null
+check "SIGKILL mid-push: the profile is still in the spool" [ "$(ls "$WORK/spool7" | grep -c '\.pb\.gz$')" = 1 ]
+recv r7 --app "$app"
+"$ATTACH" -p "$tp" -d 200ms --push "http://127.0.0.1:$PORT" --spool "$WORK/spool7" -q
+check "SIGKILL mid-push: the next run delivers it and its own (exit $?)" \
+	[ "$(grep -c '^ok' "$WORK/r7/log")" = 2 ] && [ -z "$(ls -A "$WORK/spool7")" ]
+
 # Usage errors.
 "$ATTACH" -p "$tp" --label env=x 2>"$WORK/u.err"
 check "--label without --push is a usage error" [ "$?" = 2 ]
