@@ -43,6 +43,7 @@ struct push {
 	char kind[SPOOL_KIND_MAX];
 	char run[48];              /* "PID.SECONDS": this run's part of the stems */
 	int pid, json_fd;
+	uint64_t timeout_ns;
 	pthread_t thread;
 	int started;
 	pthread_mutex_t mu;        /* guards everything below */
@@ -278,9 +279,27 @@ static void push_settled(struct push *p, const char *stem, int ok)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* Send the spool's entries oldest first. 0: all sent; 1: a failure to retry; 2: refused. */
-static int push_pass(struct push *p)
+/* The run part of a stem ("START-RUN-N"), into out[cap]; -1 when it has none. */
+static int stem_run(const char *stem, char *out, size_t cap)
 {
+	const char *a = strchr(stem, '-'), *b = strrchr(stem, '-');
+
+	if (!a || b <= a + 1 || (size_t)(b - a - 1) >= cap)
+		return -1;
+	memcpy(out, a + 1, (size_t)(b - a - 1));
+	out[b - a - 1] = 0;
+	return 0;
+}
+
+/*
+ * Send the spool's entries oldest first: this run's, and those of runs
+ * that are over (another live run sends its own). With a deadline
+ * (CLOCK_MONOTONIC ns, 0: none), stop when it is past. 0: all sent;
+ * 1: a failure to retry, or the deadline; 2: refused.
+ */
+static int push_pass(struct push *p, uint64_t deadline)
+{
+	char run[SPOOL_STEM_MAX];
 	char (*stems)[SPOOL_STEM_MAX] = NULL, msg[MSG_MAX];
 	struct spool_item it;
 	enum send_result res;
@@ -294,6 +313,13 @@ static int push_pass(struct push *p)
 		return 1;
 	}
 	for (i = 0; i < n && ret == 0; i++) {
+		if (stem_run(stems[i], run, sizeof(run)) == 0 && strcmp(run, p->run) != 0 &&
+		    spool_run_alive(p->sp, run))
+			continue;
+		if (deadline && clock_mono_ns() > deadline) {
+			ret = 1;
+			break;
+		}
 		r = spool_take(p->sp, stems[i], &it);
 		if (r == 1)
 			continue;
@@ -382,7 +408,8 @@ static void *push_main(void *arg)
 		r = 2;
 		if (!p->refused) {
 			pthread_mutex_unlock(&p->mu);
-			r = push_pass(p);
+			/* The last pass is bounded: a slow server does not hold the end of the series. */
+			r = push_pass(p, final ? clock_mono_ns() + p->timeout_ns : 0);
 			pthread_mutex_lock(&p->mu);
 		}
 		if (r == 2)
@@ -445,6 +472,7 @@ int push_start(struct push **pp, const struct push_options *po, const struct tar
 	pthread_condattr_destroy(&ca);
 	p->json_fd = json_fd;
 	p->pid = (int)t->pid;
+	p->timeout_ns = po->timeout_ns;
 	p->rng = clock_mono_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	snprintf(p->kind, sizeof(p->kind), "%s", kind);
 	snprintf(p->run, sizeof(p->run), "%d.%llu", (int)getpid(),
@@ -452,7 +480,8 @@ int push_start(struct push **pp, const struct push_options *po, const struct tar
 	if (push_name(p, po, t) < 0 || request_global_init() < 0 ||
 	    request_init(&p->rq, &rc) < 0 ||
 	    spool_open(&p->sp, po->spool ? po->spool : spool_default(dir, sizeof(dir)),
-		       po->spool_max) < 0)
+		       po->spool_max) < 0 ||
+	    spool_lock_run(p->sp, p->run) < 0)
 		goto err;
 	/* The uploader takes no signal: they are the series' (read from a signalfd). */
 	sigfillset(&all);
@@ -538,8 +567,15 @@ unsigned push_finish(struct push *p, int quiet)
 	pthread_mutex_unlock(&p->mu);
 	if (p->started)
 		pthread_join(p->thread, NULL);
-	for (i = 0; i < p->npend; i++)
-		pending_print(p, &p->pend[i], "spooled", NULL);
+	/* Gone from the spool without being sent: another process's cap dropped it. */
+	for (i = 0; i < p->npend; i++) {
+		if (spool_has(p->sp, p->pend[i].stem)) {
+			pending_print(p, &p->pend[i], "spooled", NULL);
+			continue;
+		}
+		pending_end(p, i--, "dropped", "spool full");
+		p->dropped++;
+	}
 	unsent = p->added - p->pushed;
 	if (p->told_reject > 1)
 		error("%s rejected %d profiles in all", request_where(p->rq), p->told_reject);

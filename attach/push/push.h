@@ -25,6 +25,9 @@
  *    while the server takes every profile, after an outage when it ends,
  *    at the end of the run for what is still spooled (and, past 4096
  *    captures waiting, for the oldest);
+ *  - while this run lives, only it sends its entries (spool.h's run lock),
+ *    so their outcomes are its to report; it also sends what runs that
+ *    ended left;
  *  - credentials never appear in a message or in the JSON.
  */
 #include <stddef.h>
@@ -83,8 +86,8 @@ int push_add(struct push *p, unsigned n, uint64_t from_ns, uint64_t until_ns, co
 	     size_t len, struct buf *json);
 
 /*
- * End: one more pass over the spool (each request within the timeout,
- * stopping at the first failure), stop the uploader, print the lines
+ * End: one more pass over the spool (at most the timeout long, stopping
+ * at the first failure), stop the uploader, print the lines
  * still waiting and a note of what was not sent. Returns how many of this
  * run's captures were not pushed (spooled or dropped). Frees p.
  */

@@ -26,9 +26,14 @@
 #define META_EXT ".meta"
 
 struct spool {
-	char dir[PATH_MAX - SPOOL_STEM_MAX - 16];
+	char dir[PATH_MAX - SPOOL_STEM_MAX - 32];
 	uint64_t cap;
+	char lock[PATH_MAX]; /* this run's lock file, "" when none */
+	int lock_fd;
 };
+
+static int spool_path(const struct spool *sp, const char *stem, const char *ext, char *out,
+		      size_t cap);
 
 /* mkdir -p with mode 0700 for the parts it creates. */
 static int mkdir_p(const char *dir)
@@ -69,13 +74,65 @@ int spool_open(struct spool **sp, const char *dir, uint64_t cap)
 		return error("out of memory");
 	memcpy(s->dir, dir, strlen(dir) + 1);
 	s->cap = cap;
+	s->lock_fd = -1;
 	*sp = s;
 	return 0;
 }
 
 void spool_release(struct spool *sp)
 {
+	if (sp->lock_fd >= 0) {
+		unlink(sp->lock);
+		close(sp->lock_fd);
+	}
 	free(sp);
+}
+
+int spool_lock_run(struct spool *sp, const char *run)
+{
+	char tmp[PATH_MAX];
+	int fd, n;
+
+	n = snprintf(sp->lock, sizeof(sp->lock), "%s/.run-%s.lock", sp->dir, run);
+	if (n < 0 || (size_t)n >= sizeof(sp->lock) ||
+	    snprintf(tmp, sizeof(tmp), "%s.tmp", sp->lock) >= (int)sizeof(tmp))
+		return error("spool directory \"%s\": name too long", sp->dir);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_errno("cannot create a lock in the spool directory \"%s\"", sp->dir);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || rename(tmp, sp->lock) < 0) {
+		error_errno("cannot lock the spool directory \"%s\"", sp->dir);
+		unlink(tmp);
+		close(fd);
+		return -1;
+	}
+	sp->lock_fd = fd;
+	return 0;
+}
+
+int spool_run_alive(const struct spool *sp, const char *run)
+{
+	char path[PATH_MAX];
+	int fd, n, alive;
+
+	n = snprintf(path, sizeof(path), "%s/.run-%s.lock", sp->dir, run);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	alive = flock(fd, LOCK_SH | LOCK_NB) < 0;
+	if (!alive)
+		unlink(path); /* a run that died: its lock file is left over */
+	close(fd);
+	return alive;
+}
+
+int spool_has(const struct spool *sp, const char *stem)
+{
+	char path[PATH_MAX];
+
+	return spool_path(sp, stem, DATA_EXT, path, sizeof(path)) == 0 && access(path, F_OK) == 0;
 }
 
 const char *spool_dir(const struct spool *sp)

@@ -19,6 +19,11 @@
  *    holds flock(LOCK_EX) on its STEM.pb.gz, and removes the files while
  *    holding it; several cprof-attach sharing one spool (one per service
  *    on a host) neither send an entry twice nor drop one being sent;
+ *  - while a run of cprof-attach lives, it alone sends its entries (others
+ *    would take its profiles' outcomes from it): it holds flock() on
+ *    .run-RUN.lock, which appears already locked (created under a
+ *    temporary name, locked, renamed); a run whose lock is absent or
+ *    unlocked is over, and its entries are anyone's;
  *  - nothing read back (names, metadata, data) is trusted: metadata goes
  *    through spool_meta_parse(), sizes are capped.
  */
@@ -51,8 +56,17 @@ typedef void spool_drop_fn(void *ctx, const char *stem);
  */
 int spool_open(struct spool **sp, const char *dir, uint64_t cap);
 
-/* Forget sp (the directory and its entries stay). */
+/* Forget sp (the directory and its entries stay); drop the run's lock. */
 void spool_release(struct spool *sp);
+
+/* Hold run's lock for the life of sp. 0, or -1 with a message. */
+int spool_lock_run(struct spool *sp, const char *run);
+
+/* Is run another process's live run (its entries are not to be taken)? */
+int spool_run_alive(const struct spool *sp, const char *run);
+
+/* Does the entry stem exist? */
+int spool_has(const struct spool *sp, const char *stem);
 
 /* The directory. */
 const char *spool_dir(const struct spool *sp);

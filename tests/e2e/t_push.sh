@@ -229,6 +229,29 @@ recv r7 --app "$app"
 check "SIGKILL mid-push: the next run delivers it and its own (exit $?)" \
 	[ "$(grep -c '^ok' "$WORK/r7/log")" = 2 ] && [ -z "$(ls -A "$WORK/spool7")" ]
 
+# 8. Two cprof-attach sharing one spool (one per service on a host, the
+# default spool): each sends its own run's profiles, so each knows their
+# outcome; none is sent twice.
+recv r8 --app "$app"
+tp1=$tp
+start_target duty
+tp2=$TPID
+"$ATTACH" -p "$tp1" -d 200ms --every 300ms --count 4 --push "http://127.0.0.1:$PORT" \
+	--spool "$WORK/spool8" --summary json >"$WORK/s8a.json" 2>"$WORK/s8a.err" &
+a1=$!
+"$ATTACH" -p "$tp2" -d 200ms --every 300ms --count 4 --push "http://127.0.0.1:$PORT" \
+	--spool "$WORK/spool8" --summary json >"$WORK/s8b.json" 2>"$WORK/s8b.err"
+rc2=$?
+wait "$a1"
+rc1=$?
+check "shared spool: both exit 0 ($rc1, $rc2)" [ "$rc1" = 0 ] && [ "$rc2" = 0 ]
+check "shared spool: every capture of both pushed" [ "$(cat "$WORK/s8a.json" "$WORK/s8b.json" | grep -c '"push":"pushed"')" = 8 ]
+check "shared spool: 8 profiles arrived, each once" \
+	[ "$(pushed "$WORK/r8" | sort)" = "$(starts "$WORK/s8a.json" "$WORK/s8b.json" | sort)" ]
+check "shared spool: no violation, the spool is empty" \
+	sh -c "! grep -q VIOLATION '$WORK/r8/log'" && [ -z "$(ls -A "$WORK/spool8")" ]
+tp=$tp1
+
 # Usage errors.
 "$ATTACH" -p "$tp" --label env=x 2>"$WORK/u.err"
 check "--label without --push is a usage error" [ "$?" = 2 ]

@@ -172,6 +172,20 @@ static void test_spool(void **state)
 		fclose(f);
 		assert_int_equal(spool_take(sp, "00000000000000000004-r-4", &it), 2);
 	}
+	/* a run's lock: alive while held (seen through another open spool), gone after */
+	{
+		struct spool *sp2;
+
+		assert_int_equal(spool_open(&sp2, sub, 3500), 0);
+		assert_int_equal(spool_run_alive(sp2, "1.2"), 0);
+		assert_int_equal(spool_lock_run(sp, "1.2"), 0);
+		assert_int_equal(spool_run_alive(sp2, "1.2"), 1);
+		assert_true(spool_has(sp2, "00000000000000000004-r-4"));
+		assert_false(spool_has(sp2, "00000000000000000002-r-2"));
+		spool_release(sp);
+		assert_int_equal(spool_run_alive(sp2, "1.2"), 0);
+		sp = sp2;
+	}
 	spool_release(sp);
 	assert_int_equal(spool_open(&sp, "/proc/cprof-no-such/x", 1000), -1);
 	{
