@@ -13,6 +13,7 @@
 
 #include "attach/kinds/kinds.h"
 #include "attach/cli/options.h"
+#include "attach/push/label.h"
 #include "common/err.h"
 
 #ifndef CPROF_VERSION

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "attach/engine/target.h"
+#include "attach/push/label.h"
 #include "attach/push/push.h"
 #include "attach/push/request.h"
 #include "attach/push/spool.h"
@@ -57,28 +59,6 @@ struct push {
 	uint64_t rng;
 };
 
-int push_label_check(const char *kv)
-{
-	const char *eq = strchr(kv, '='), *s;
-
-	if (!eq || eq == kv)
-		return error("invalid label \"%s\": expected KEY=VALUE", kv);
-	if (eq - kv >= 2 && kv[0] == '_' && kv[1] == '_')
-		return error("invalid label \"%s\": keys starting \"__\" are reserved by Pyroscope", kv);
-	for (s = kv; s < eq; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      *s == '_' || *s == '.'))
-			return error("invalid label \"%s\": a key may hold letters, digits, '_' and '.'", kv);
-	if (!eq[1])
-		return error("invalid label \"%s\": empty value", kv);
-	for (s = eq + 1; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f || strchr(",{}\"", *s))
-			return error("invalid label \"%s\": a value may not hold ',', '{', '}', '\"' "
-				     "or control characters (Pyroscope's name has no escaping)",
-				     kv);
-	return 0;
-}
-
 void push_options_env(struct push_options *po)
 {
 	const char *e;
@@ -93,115 +73,6 @@ void push_options_env(struct push_options *po)
 		po->basic_auth = e;
 	if (!po->token && (e = getenv("CPROF_PUSH_BEARER_TOKEN")) && *e)
 		po->token = e;
-}
-
-/* Characters Pyroscope takes in an application name ([A-Za-z0-9_.-/]); others become '_'. */
-static void app_clean(char *s)
-{
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      strchr("_.-/", *s)))
-			*s = '_';
-}
-
-/* Characters a label value may not hold (push_label_check) become '_'. */
-static void value_clean(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f || strchr(",{}\"", *s))
-			*s = '_';
-}
-
-/* Is there a --label with this key? */
-static int has_label(const struct push_options *po, const char *key)
-{
-	size_t n = strlen(key);
-	unsigned i;
-
-	for (i = 0; i < po->nlabels; i++)
-		if (!strncmp(po->labels[i], key, n) && po->labels[i][n] == '=')
-			return 1;
-	return 0;
-}
-
-/* "APP{k=v,...,hostname=H,pid=P}" into p->name. */
-static int push_name(struct push *p, const struct push_options *po, const struct target *t)
-{
-	char app[256], host[256], exe[64], path[PATH_MAX];
-	const char *base = path;
-	struct buf b;
-	ssize_t n;
-	unsigned i;
-	int r = 0;
-	const char *sep = "";
-
-	if (po->app) {
-		if (!*po->app || strlen(po->app) >= sizeof(app))
-			return error("invalid application name \"%s\"", po->app);
-		memcpy(app, po->app, strlen(po->app) + 1);
-		app_clean(app);
-		if (strcmp(app, po->app) != 0)
-			return error("invalid application name \"%s\": Pyroscope takes letters, digits, "
-				     "'_', '.', '-' and '/'",
-				     po->app);
-	} else {
-		/*
-		 * The executable's name where comm is its (15-character) start;
-		 * else comm: Debian's redis-server is a link to redis-check-rdb,
-		 * which /proc/PID/exe names, while comm says redis-server.
-		 */
-		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
-		n = readlink(exe, path, sizeof(path) - 1);
-		if (n > 0) {
-			path[n] = 0;
-			if (n > 10 && !strcmp(path + n - 10, " (deleted)"))
-				path[n - 10] = 0;
-			base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-		}
-		if (n > 0 && t->comm[0] && !strncmp(base, t->comm, strlen(t->comm)))
-			snprintf(app, sizeof(app), "%.200s", base);
-		else
-			snprintf(app, sizeof(app), "%.200s", t->comm[0] ? t->comm : n > 0 ? base : "");
-		if (!app[0])
-			snprintf(app, sizeof(app), "unknown");
-		app_clean(app);
-	}
-	if (gethostname(host, sizeof(host)) < 0 || !host[0])
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = 0;
-	value_clean(host);
-	buf_init(&b, sizeof(p->name) - 1);
-	r |= buf_printf(&b, "%s{", app);
-	for (i = 0; i < po->nlabels; i++, sep = ",")
-		r |= buf_printf(&b, "%s%s", sep, po->labels[i]);
-	if (!has_label(po, "hostname")) {
-		r |= buf_printf(&b, "%shostname=%s", sep, host);
-		sep = ",";
-	}
-	if (!has_label(po, "pid"))
-		r |= buf_printf(&b, "%spid=%d", sep, (int)t->pid);
-	r |= buf_printf(&b, "}");
-	if (r == 0)
-		memcpy(p->name, b.data, b.len + 1);
-	buf_release(&b);
-	if (r)
-		return error("application name and labels too long (more than %u bytes)",
-			     SPOOL_NAME_MAX - 1);
-	return 0;
-}
-
-/* $XDG_CACHE_HOME/cprof/spool, or ~/.cache/cprof/spool. */
-static const char *spool_default(char *out, size_t cap)
-{
-	const char *e = getenv("XDG_CACHE_HOME");
-
-	if (e && e[0] == '/')
-		snprintf(out, cap, "%s/cprof/spool", e);
-	else if ((e = getenv("HOME")) && e[0] == '/')
-		snprintf(out, cap, "%s/.cache/cprof/spool", e);
-	else
-		snprintf(out, cap, "/tmp/cprof-spool-%u", (unsigned)getuid());
-	return out;
 }
 
 /* Print the capture's JSON line with its outcome, and forget the line. */
@@ -477,9 +348,9 @@ int push_start(struct push **pp, const struct push_options *po, const struct tar
 	snprintf(p->kind, sizeof(p->kind), "%s", kind);
 	snprintf(p->run, sizeof(p->run), "%d.%llu", (int)getpid(),
 		 (unsigned long long)(clock_real_ns() / 1000000000ull));
-	if (push_name(p, po, t) < 0 || request_global_init() < 0 ||
+	if (push_name_build(po, t, p->name, sizeof(p->name)) < 0 || request_global_init() < 0 ||
 	    request_init(&p->rq, &rc) < 0 ||
-	    spool_open(&p->sp, po->spool ? po->spool : spool_default(dir, sizeof(dir)),
+	    spool_open(&p->sp, po->spool ? po->spool : push_spool_default(dir, sizeof(dir)),
 		       po->spool_max) < 0 ||
 	    spool_lock_run(p->sp, p->run) < 0)
 		goto err;

@@ -55,14 +55,6 @@ struct push_options {
 	const char *token;      /* --bearer-token or CPROF_PUSH_BEARER_TOKEN */
 };
 
-/*
- * Check one --label value: KEY=VALUE with KEY of [A-Za-z0-9_.] not
- * starting "__", VALUE non-empty without ',', '}', '{', '"' or control
- * characters (Pyroscope's name syntax has no escaping). 0, or -1 with a
- * message.
- */
-int push_label_check(const char *kv);
-
 /* Fill the options' defaults and the credentials from the environment. */
 void push_options_env(struct push_options *po);
 

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "attach/push/label.h"
 #include "attach/push/parse.h"
 #include "attach/push/push.h"
 #include "attach/push/spool.h"
