@@ -1,8 +1,9 @@
 /*
  * push.c — the uploader beside the series. Every profile goes through the
- * spool, even when the server is up: one small file write a capture (a
- * few ms against a capture of seconds), and in exchange one ordered queue
- * for this run's profiles and those earlier runs left, which survives a
+ * spool, even when the server is up: two small atomic file writes a
+ * capture (their fdatasync()s took 0.1 to 2.5 ms each on the project's
+ * ext4 VM, by strace -T; a capture lasts seconds), and in exchange one
+ * ordered queue for this run's profiles and those earlier runs left, which survives a
  * crash or SIGKILL of cprof-attach (at worst a profile the server took
  * just before the kill is sent again by the next run: delivery is at
  * least once). The uploader thread never touches the target; it blocks
