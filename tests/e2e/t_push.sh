@@ -27,7 +27,7 @@ recv() {
 	RPID=$!
 	PIDS="$PIDS $RPID"
 	for i in $(seq 1 100); do
-		grep -q '^port ' "$WORK/$name.port" && break
+		grep -qs '^port ' "$WORK/$name.port" && break
 		sleep 0.05
 	done
 	PORT=$(awk '/^port/ { print $2 }' "$WORK/$name.port")
