@@ -29,7 +29,8 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wfo
 CPPFLAGS += -I. -I$(B) -D_GNU_SOURCE
 BASE_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -pthread
 ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS)
-LIBS     := -lunwind-x86_64 -lunwind -ldw -ldebuginfod -lelf -llzma -lz -lprotobuf-c -lstdc++ -lm -pthread
+CURL_LIBS := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+LIBS     := -lunwind-x86_64 -lunwind -ldw -ldebuginfod -lelf -llzma -lz -lprotobuf-c -lstdc++ -lm -pthread $(CURL_LIBS)
 
 # Everything but the program's main() goes into one static library that the
 # program and the unit tests link against.
@@ -254,7 +255,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/symtab.c unwind/cfitab.c \
 	unwind/dwlines.c unwind/dwfuncs.c unwind/debugfind.c unwind/minidebug.c unwind/perfmap.c \
-	attach/source/segment.c attach/engine/sigframe.c attach/perf/ring.c
+	attach/source/segment.c attach/engine/sigframe.c attach/perf/ring.c attach/push/parse.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)

@@ -12,5 +12,6 @@
 #define EXIT_GONE 4      /* the target went away before anything was captured */
 #define EXIT_PARTIAL 5   /* the target exited or exec'd mid-capture; what was captured is written */
 #define EXIT_OUTPUT 6    /* the profile could not be written */
+#define EXIT_UNSENT 7    /* --push: every capture went well, but not every profile was pushed */
 
 #endif

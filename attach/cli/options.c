@@ -13,6 +13,7 @@
 
 #include "attach/kinds/kinds.h"
 #include "attach/cli/options.h"
+#include "attach/push/label.h"
 #include "common/err.h"
 
 #ifndef CPROF_VERSION
@@ -209,7 +210,8 @@ static void usage(FILE *f)
 		"      --summary json     print one JSON line per capture on stdout (on stderr\n"
 		"                         with -o -): path, type, pid, capture, exit, samples,\n"
 		"                         lost, duration_s, threads, start_ns, partial (cpu:\n"
-		"                         also sampler, sampler_reason)\n"
+		"                         also sampler, sampler_reason; --push: push, and\n"
+		"                         push_reason when dropped)\n"
 		"      --top              print the top functions after a capture even when\n"
 		"                         stderr is not a terminal (on a terminal they are)\n"
 		"      --stack-size BYTES stack bytes copied per sample, 4K..1M (default 64K);\n"
@@ -233,6 +235,23 @@ static void usage(FILE *f)
 		"  -h, --help             this help\n"
 		"  -V, --version          the version\n"
 		"\n"
+		"pushing to Grafana Pyroscope (pprof only; see the README's fleet recipe):\n"
+		"      --push URL         send each capture to the Pyroscope server at URL\n"
+		"                         (http(s)://HOST:PORT, its /ingest API); without -o\n"
+		"                         no local file is written\n"
+		"      --app NAME         the application name (default: the executable's name)\n"
+		"      --label KEY=VALUE  a label of the series (repeatable); hostname and pid\n"
+		"                         are added unless given\n"
+		"      --spool DIR        where profiles wait until the server takes them\n"
+		"                         (default $XDG_CACHE_HOME/cprof/spool or\n"
+		"                         ~/.cache/cprof/spool); the next run sends what is left\n"
+		"      --spool-max BYTES  the spool's cap, oldest dropped first (default 100M)\n"
+		"      --push-timeout DUR one request's limit (default 10s)\n"
+		"      --tenant ID        X-Scope-OrgID (or CPROF_PUSH_TENANT)\n"
+		"      --basic-auth USER:PASSWORD, --bearer-token TOKEN\n"
+		"                         authentication; better from the environment:\n"
+		"                         CPROF_PUSH_BASIC_AUTH, CPROF_PUSH_BEARER_TOKEN\n"
+		"\n"
 		"Stop early with Ctrl-C (SIGINT) or SIGTERM: what was collected is written.\n"
 		"Files appear atomically: a temporary file is renamed into place.\n"
 		"\n"
@@ -245,11 +264,15 @@ static void usage(FILE *f)
 		"  4  the target went away before anything was captured\n"
 		"  5  partial: the target exited or exec'd during a capture (what was\n"
 		"     captured was written), or a series ended early because it went away\n"
-		"  6  the profile could not be written\n");
+		"  6  the profile could not be written\n"
+		"  7  --push: the captures succeeded but some profiles were not pushed (they\n"
+		"     wait in the spool, or were dropped)\n");
 }
 
 enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
-       OPT_CHILDREN, OPT_NO_LINES, OPT_LINES, OPT_SAMPLER, OPT_GROUP_BY };
+       OPT_CHILDREN, OPT_NO_LINES, OPT_LINES, OPT_SAMPLER, OPT_GROUP_BY, OPT_PUSH, OPT_APP,
+       OPT_LABEL, OPT_SPOOL, OPT_SPOOL_MAX, OPT_PUSH_TIMEOUT, OPT_TENANT, OPT_BASIC_AUTH,
+       OPT_BEARER_TOKEN };
 
 static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -269,6 +292,15 @@ static const struct option longopts[] = {
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "sampler", required_argument, NULL, OPT_SAMPLER },
 	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
+	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "app", required_argument, NULL, OPT_APP },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "spool", required_argument, NULL, OPT_SPOOL },
+	{ "spool-max", required_argument, NULL, OPT_SPOOL_MAX },
+	{ "push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT },
+	{ "tenant", required_argument, NULL, OPT_TENANT },
+	{ "basic-auth", required_argument, NULL, OPT_BASIC_AUTH },
+	{ "bearer-token", required_argument, NULL, OPT_BEARER_TOKEN },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -312,6 +344,7 @@ int options_parse(struct options *o, int argc, char **argv)
 {
 	uint64_t v;
 	int c, have_pid = 0, timing = 0, hz_given = 0, count_given = 0, sampler_given = 0;
+	const char *push_only = NULL;
 	unsigned i;
 
 	memset(o, 0, sizeof(*o));
@@ -417,6 +450,63 @@ int options_parse(struct options *o, int argc, char **argv)
 				return error("unknown format \"%s\" (see --help for the formats)",
 					     optarg);
 			break;
+		case OPT_PUSH:
+			if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0)
+				return error("invalid push URL: expected http://HOST[:PORT] or "
+					     "https://...");
+			o->push.url = optarg;
+			break;
+		case OPT_APP:
+			o->push.app = optarg;
+			push_only = "--app";
+			break;
+		case OPT_LABEL:
+			if (push_label_check(optarg) < 0)
+				return -1;
+			if (o->push.nlabels == PUSH_LABELS_MAX)
+				return error("too many labels: at most %u", PUSH_LABELS_MAX);
+			o->push.labels[o->push.nlabels++] = optarg;
+			push_only = "--label";
+			break;
+		case OPT_SPOOL:
+			if (!*optarg)
+				return error("invalid spool directory \"\"");
+			o->push.spool = optarg;
+			push_only = "--spool";
+			break;
+		case OPT_SPOOL_MAX:
+			if (parse_uint(optarg, 1024, 1ull << 40, 1, &v) < 0)
+				return error("invalid spool size \"%s\": expected bytes, 1K or more, "
+					     "such as 100M",
+					     optarg);
+			o->push.spool_max = v;
+			push_only = "--spool-max";
+			break;
+		case OPT_PUSH_TIMEOUT:
+			if (parse_duration(optarg, &o->push.timeout_ns) < 0 ||
+			    o->push.timeout_ns < 1000000)
+				return error("invalid push timeout \"%s\": expected a duration of 1ms "
+					     "or more, such as 10s",
+					     optarg);
+			push_only = "--push-timeout";
+			break;
+		case OPT_TENANT:
+			o->push.tenant = optarg;
+			push_only = "--tenant";
+			break;
+		case OPT_BASIC_AUTH:
+			/* Never echoed: the message does not quote the value. */
+			if (!strchr(optarg, ':') || optarg[0] == ':')
+				return error("invalid --basic-auth: expected USER:PASSWORD");
+			o->push.basic_auth = optarg;
+			push_only = "--basic-auth";
+			break;
+		case OPT_BEARER_TOKEN:
+			if (!*optarg)
+				return error("invalid --bearer-token: empty");
+			o->push.token = optarg;
+			push_only = "--bearer-token";
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -440,6 +530,12 @@ int options_parse(struct options *o, int argc, char **argv)
 		return error("unexpected argument \"%s\" (see --help)", argv[optind]);
 	if (!have_pid)
 		return error("no target: give the process id with -p PID (see --help)");
+	if (push_only && !o->push.url)
+		return error("option \"%s\" needs --push URL", push_only);
+	if (o->push.url && o->format->bit != FORMAT_PPROF)
+		return error("--push sends pprof: drop --format %s", o->format->name);
+	if (o->push.url)
+		push_options_env(&o->push);
 	if (o->no_lines && o->frame_lines)
 		return error("--lines needs source lines: drop --no-lines");
 	if (o->frame_lines && !(o->format->bit & (FORMAT_FOLDED | FORMAT_SVG)))

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attach/push/push.h"
 #include "attach/source/source.h"
 #include "common/exitcode.h"
 #include "writer/folded.h"
@@ -52,6 +53,7 @@ struct options {
 	/* --group-by: label keys whose values are the root frames (folded, svg); NULL-ended */
 	const char *group_by[FOLDED_MAX_GROUP + 1];
 	char group_keys[FOLDED_MAX_GROUP][OPTIONS_MAX_KEY + 1];
+	struct push_options push; /* --push and its companions; push.url NULL: none */
 };
 
 /*

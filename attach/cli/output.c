@@ -15,7 +15,7 @@
 #define PROFILE_MAX_BYTES (1u << 30)
 
 int output_write(const struct options *o, const struct target *t, const struct capture_report *rep,
-		 const struct profile *prof, struct outfile *out)
+		 const struct profile *prof, struct outfile *out, struct buf *keep)
 {
 	struct write_info wi = { t->pid, t->comm, o->kind->name, o->kind->text,
 				 rep->start_real_ns, rep->samples, o->frame_lines, o->group_by };
@@ -26,10 +26,15 @@ int output_write(const struct options *o, const struct target *t, const struct c
 	if (o->format->write(prof, &wi, &b) < 0) {
 		error("cannot encode the profile: out of memory or larger than %u MiB",
 		      PROFILE_MAX_BYTES >> 20);
-		outfile_abort(out);
+		if (out)
+			outfile_abort(out);
 		code = EXIT_INTERNAL;
-	} else if (outfile_write(out, b.data, b.len) < 0 || outfile_commit(out) < 0) {
+	} else if (out && (outfile_write(out, b.data, b.len) < 0 || outfile_commit(out) < 0)) {
 		code = EXIT_OUTPUT;
+	}
+	if (keep && code == EXIT_OK) {
+		*keep = b; /* the encoded profile, for --push */
+		return code;
 	}
 	buf_release(&b);
 	return code;

@@ -17,12 +17,15 @@
 struct options;
 struct target;
 struct profile;
+struct buf;
 
 /*
- * Encode prof as o->format and commit it to out (opened by the caller).
+ * Encode prof as o->format and commit it to out (opened by the caller;
+ * NULL: no local file, as with --push alone). With keep, the encoded
+ * bytes are handed over in *keep on success (the caller releases it).
  * Returns an EXIT_* code; on failure out is aborted and the reason printed.
  */
 int output_write(const struct options *o, const struct target *t, const struct capture_report *rep,
-		 const struct profile *prof, struct outfile *out);
+		 const struct profile *prof, struct outfile *out, struct buf *keep);
 
 #endif

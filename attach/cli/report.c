@@ -21,7 +21,8 @@
 
 void report_written(const struct options *o, const struct capture_report *rep, const char *path)
 {
-	const char *where = o->output && !strcmp(o->output, "-") ? "the profile to standard output" : path;
+	const char *where = o->output && !strcmp(o->output, "-") ? "the profile to standard output"
+			    : path ? path : "the profile to the push spool";
 
 	if (o->quiet)
 		return;
@@ -219,20 +220,23 @@ static int json_label_keys(struct buf *b, const struct profile *prof)
 	return r ? r : buf_printf(b, "]");
 }
 
-void report_json(const struct options *o, const struct target *t, const struct capture_report *rep,
-		 const struct profile *prof, const char *path, unsigned number, int code)
+int report_json_fd(const struct options *o)
 {
-	int fd = o->output && !strcmp(o->output, "-") ? STDERR_FILENO : STDOUT_FILENO;
-	struct buf b;
+	return o->output && !strcmp(o->output, "-") ? STDERR_FILENO : STDOUT_FILENO;
+}
+
+int report_json_open(const struct options *o, const struct target *t,
+		     const struct capture_report *rep, const struct profile *prof, const char *path,
+		     unsigned number, int code, struct buf *b)
+{
 	int r;
 
-	buf_init(&b, 1 << 16);
-	r = buf_printf(&b, "{\"path\":");
+	r = buf_printf(b, "{\"path\":");
 	if (r == 0)
-		r = code == EXIT_OK || code == EXIT_PARTIAL ? buf_quote(&b, path, 1)
-							     : buf_printf(&b, "null");
+		r = path && (code == EXIT_OK || code == EXIT_PARTIAL) ? buf_quote(b, path, 1)
+								       : buf_printf(b, "null");
 	if (r == 0)
-		r = buf_printf(&b, ",\"type\":\"%s\",\"pid\":%d,\"capture\":%u,\"exit\":%d,"
+		r = buf_printf(b, ",\"type\":\"%s\",\"pid\":%d,\"capture\":%u,\"exit\":%d,"
 			       "\"samples\":%llu,\"lost\":%llu,\"duration_s\":%.3f,\"threads\":%llu,"
 			       "\"start_ns\":%llu,\"partial\":%s",
 			       o->kind->name, (int)t->pid, number, code,
@@ -243,15 +247,26 @@ void report_json(const struct options *o, const struct target *t, const struct c
 			       (unsigned long long)rep->start_real_ns,
 			       rep->gone || rep->execed ? "true" : "false");
 	if (r == 0 && rep->sampler) {
-		r = buf_printf(&b, ",\"sampler\":\"%s\",\"sampler_reason\":", rep->sampler);
+		r = buf_printf(b, ",\"sampler\":\"%s\",\"sampler_reason\":", rep->sampler);
 		if (r == 0)
-			r = buf_quote(&b, rep->sampler_why, 1);
+			r = buf_quote(b, rep->sampler_why, 1);
 	}
 	if (r == 0)
-		r = json_label_keys(&b, prof);
+		r = json_label_keys(b, prof);
+	return r;
+}
+
+void report_json(const struct options *o, const struct target *t, const struct capture_report *rep,
+		 const struct profile *prof, const char *path, unsigned number, int code)
+{
+	struct buf b;
+	int r;
+
+	buf_init(&b, 1 << 16);
+	r = report_json_open(o, t, rep, prof, path, number, code, &b);
 	if (r == 0)
 		r = buf_printf(&b, "}\n");
-	if (r == 0 && write(fd, b.data, b.len) < 0) {
+	if (r == 0 && write(report_json_fd(o), b.data, b.len) < 0) {
 		/* the reader went away; nothing to do */
 	}
 	buf_release(&b);

@@ -20,6 +20,7 @@
 struct options;
 struct target;
 struct profile;
+struct buf;
 
 /* "wrote PATH: N samples from M threads over Ss" (unless quiet). */
 void report_written(const struct options *o, const struct capture_report *rep, const char *path);
@@ -31,10 +32,20 @@ void report_stats(const struct capture_report *rep);
 void report_top(const struct profile *prof, unsigned n);
 
 /*
- * One JSON object on one line: path, type, pid, capture number, samples,
- * lost, ..., and "label_keys", the sample label keys prof's samples carry
- * (sorted; [] when prof is NULL: nothing was captured).
+ * The capture's JSON object without its closing "}\n" into b: path (NULL:
+ * no local file), type, pid, capture number, samples, lost, ..., and
+ * "label_keys", the sample label keys prof's samples carry (sorted; []
+ * when prof is NULL: nothing was captured). The push module adds its
+ * outcome and ends it. 0 or -1.
  */
+int report_json_open(const struct options *o, const struct target *t,
+		     const struct capture_report *rep, const struct profile *prof, const char *path,
+		     unsigned number, int code, struct buf *b);
+
+/* Where the JSON lines go: stdout, or stderr when the profile itself goes to stdout. */
+int report_json_fd(const struct options *o);
+
+/* The same, ended and printed as one line. */
 void report_json(const struct options *o, const struct target *t, const struct capture_report *rep,
 		 const struct profile *prof, const char *path, unsigned number, int code);
 

@@ -17,6 +17,8 @@
 #include "attach/cli/series.h"
 #include "attach/engine/target.h"
 #include "attach/kinds/kinds.h"
+#include "attach/push/push.h"
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/proc.h"
 #include "model/profile.h"
@@ -53,41 +55,52 @@ static void series_request(const struct options *o, const struct target *t,
 	q->debug = debug;
 }
 
+/*
+ * One capture: to the file path (NULL: none, --push alone), and to the
+ * push queue. Its JSON line then waits for the push's outcome (push.h).
+ */
 static int series_one(const struct options *o, const struct target *t, struct debuginfo *debug,
-		      const char *path, unsigned number, struct capture_report *rep)
+		      const char *path, unsigned number, struct push *push,
+		      struct capture_report *rep)
 {
 	struct profile *prof = NULL;
 	struct capture_req req;
-	struct outfile out;
+	struct outfile file, *out = path ? &file : NULL;
+	struct buf enc, json;
 	int code;
 
 	memset(rep, 0, sizeof(*rep));
+	buf_init(&enc, 0);
+	buf_init(&json, 1 << 16);
 	series_request(o, t, debug, &req);
-	if (outfile_open(&out, path) < 0) {
+	if (out && outfile_open(out, path) < 0) {
 		code = EXIT_OUTPUT;
 		goto done;
 	}
 	code = o->kind->source->capture(&req, &prof, rep);
 	if (code != EXIT_OK) {
-		outfile_abort(&out);
+		if (out)
+			outfile_abort(out);
 		goto done;
 	}
 	if (o->stats)
 		report_stats(rep);
 	if (rep->samples == 0 && rep->lost_access) {
 		target_lost_access(t);
-		outfile_abort(&out);
+		if (out)
+			outfile_abort(out);
 		code = EXIT_ATTACH;
 		goto done;
 	}
 	if (rep->samples == 0 && (rep->gone || rep->execed)) {
 		error("%d (%s) %s before anything was captured; no profile written", (int)t->pid,
 		      t->comm, rep->gone ? "exited" : "executed a new program");
-		outfile_abort(&out);
+		if (out)
+			outfile_abort(out);
 		code = EXIT_GONE;
 		goto done;
 	}
-	code = output_write(o, t, rep, prof, &out);
+	code = output_write(o, t, rep, prof, out, push ? &enc : NULL);
 	if (code != EXIT_OK)
 		goto done;
 	if (rep->gone || rep->execed) {
@@ -102,8 +115,17 @@ static int series_one(const struct options *o, const struct target *t, struct de
 	if (!o->quiet && o->format->bit == FORMAT_PPROF && (o->top || isatty(STDERR_FILENO)))
 		report_top(prof, TOP_N);
 done:
-	if (o->summary_json)
+	if (push && enc.len) {
+		/* The line is printed by push once the profile is pushed, spooled or dropped. */
+		if (o->summary_json && report_json_open(o, t, rep, prof, path, number, code, &json) < 0)
+			buf_release(&json);
+		push_add(push, number, rep->start_real_ns, rep->start_real_ns + rep->duration_ns,
+			 enc.data, enc.len, o->summary_json && json.len ? &json : NULL);
+	} else if (o->summary_json) {
 		report_json(o, t, rep, prof, path, number, code);
+	}
+	buf_release(&enc);
+	buf_release(&json);
 	profile_free(prof);
 	return code;
 }
@@ -115,14 +137,16 @@ int series_run(const struct options *o, const struct target *t)
 	struct capture_report rep;
 	struct name_vars v;
 	uint64_t start;
-	unsigned n, written = 0;
+	unsigned n, written = 0, unsent = 0;
 	sigset_t set;
 	int sigfd, code = EXIT_OK, w;
 	struct debuginfo *debug = NULL;
+	struct push *push = NULL;
 
-	if (!tp)
+	/* --push alone writes no local file. */
+	if (!tp && !o->push.url)
 		tp = name_default(o->every_ns != 0, o->format->ext, tmpl, sizeof(tmpl));
-	if (o->count != 1 && strcmp(tp, "-") != 0 && !name_varies(tp)) {
+	if (tp && o->count != 1 && strcmp(tp, "-") != 0 && !name_varies(tp)) {
 		error("output name \"%s\" is the same for every capture: add %%n or %%t", tp);
 		return EXIT_USAGE;
 	}
@@ -133,6 +157,11 @@ int series_run(const struct options *o, const struct target *t)
 	}
 	proc_stop_signals(&set, 0);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (o->push.url && push_start(&push, &o->push, t, o->kind->name,
+				      o->summary_json ? report_json_fd(o) : -1) < 0) {
+		capture_debug_free(debug);
+		return EXIT_USAGE;
+	}
 	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (t->state == 'T' && !o->quiet)
 		note("%d (%s) is stopped (SIGSTOP or a debugger): it runs no code until SIGCONT%s",
@@ -144,12 +173,12 @@ int series_run(const struct options *o, const struct target *t)
 		v.when = time(NULL);
 		v.number = n;
 		v.type = o->kind->name;
-		if (name_expand(tp, &v, path, sizeof(path), why, sizeof(why)) < 0) {
+		if (tp && name_expand(tp, &v, path, sizeof(path), why, sizeof(why)) < 0) {
 			error("invalid output name \"%s\": %s", tp, why);
 			code = EXIT_USAGE;
 			break;
 		}
-		code = series_one(o, t, debug, path, n, &rep);
+		code = series_one(o, t, debug, tp ? path : NULL, n, push, &rep);
 		if (code == EXIT_OK || code == EXIT_PARTIAL)
 			written++;
 		if (code != EXIT_OK || rep.stop_signal || rep.lost_access || (o->count && n == o->count))
@@ -168,8 +197,13 @@ int series_run(const struct options *o, const struct target *t)
 	if (sigfd >= 0)
 		close(sigfd);
 	capture_debug_free(debug);
+	if (push)
+		unsent = push_finish(push, o->quiet);
 	/* A series the target cut short is partial if anything was written. */
 	if ((code == EXIT_GONE || code == EXIT_PARTIAL) && o->every_ns)
 		code = written ? EXIT_PARTIAL : EXIT_GONE;
+	/* The exit code is about the captures; when they went well, about the push. */
+	if (code == EXIT_OK && unsent)
+		code = EXIT_UNSENT;
 	return code;
 }

@@ -9,7 +9,11 @@
  *  - between captures the target is not touched at all;
  *  - the exit code is that of the last capture, except that a series the
  *    target ended after at least one profile was written exits
- *    EXIT_PARTIAL (and EXIT_GONE when none was);
+ *    EXIT_PARTIAL (and EXIT_GONE when none was), and that a series whose
+ *    captures all went well but whose profiles were not all pushed
+ *    (--push) exits EXIT_UNSENT;
+ *  - pushing happens beside the captures (push.h): the schedule of the
+ *    series never waits for the network;
  *  - SIGINT, SIGTERM and SIGHUP are blocked in every thread from the start
  *    and read from signalfds, so no signal can kill cprof-attach between
  *    opening a temporary file and renaming it.
