@@ -99,8 +99,8 @@ TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
 # Test targets are built the way production code usually is: optimised and
 # without frame pointers, so that only DWARF CFI can unwind them.
-TARGET_CFLAGS := -O2 -fomit-frame-pointer -fno-inline-functions-called-once -pthread $(WARN)
-TARGET_CXXFLAGS := -std=c++17 -O2 -fomit-frame-pointer -fno-inline-functions-called-once -pthread \
+TARGET_CFLAGS := -O2 -fomit-frame-pointer -fno-inline-functions-called-once -pthread -Iinclude $(WARN)
+TARGET_CXXFLAGS := -std=c++17 -O2 -fomit-frame-pointer -fno-inline-functions-called-once -pthread -Iinclude \
 	-Wall -Wextra -Wshadow -Wformat=2
 
 .PHONY: all tests check check-unit check-e2e stress fuzz demo deps install clean

@@ -28,6 +28,7 @@
 
 #include "shim/blocks.h"
 #include "shim/contend.h"
+#include "shim/labels.h"
 #include "shim/lockprof.h"
 #include "shim/next.h"
 #include "shim/pool.h"
@@ -131,6 +132,7 @@ static void shim_fork_child(void)
 		__atomic_store_n(&shim_active, 3, __ATOMIC_RELEASE);
 		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
 	}
+	labels_fork_child(); /* after table_restart: the child's own segment */
 	waiters_fork_child(); /* the parent's waiters are not in the child */
 	shim_tls.seeded = 0;
 	shim_tls.left = 0;
@@ -217,6 +219,7 @@ static int shim_activate_mode(int lookup)
 		goto err;
 	if (blocks_init(SHIM_BLOCKS_MIN_LOG2, SHIM_BLOCKS_MAX_LOG2) != 0)
 		goto err;
+	(void)labels_init(); /* without its index, labels are off and the rest works */
 	if (lookup)
 		stack_pick_unwinder();
 	else
@@ -228,6 +231,7 @@ static int shim_activate_mode(int lookup)
 	return 1;
 
 err:
+	labels_fini();
 	blocks_fini();
 	pool_fini();
 	if (next_kind() != NEXT_PASS)

@@ -17,6 +17,7 @@
 #include <x86intrin.h>
 
 #include "shim/contend.h"
+#include "shim/labels.h"
 #include "shim/segment.h"
 #include "shim/stack.h"
 #include "shim/table.h"
@@ -64,7 +65,7 @@ lockprof_record(uint32_t kind, uint64_t events, uint64_t ns, double contentions,
 	if (!shim_activate_quiet())
 		return -1;
 	n = stack_capture(frames, SEG_MAX_FRAMES, &flags);
-	b = table_bucket(kind, flags, frames, n);
+	b = table_bucket_labeled(kind, flags, labels_current(), frames, n);
 	if (b >= 0)
 		table_add_wait(b, events, ns, contentions, delay);
 	return b;

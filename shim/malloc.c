@@ -22,6 +22,7 @@
 #include <x86intrin.h>
 
 #include "shim/blocks.h"
+#include "shim/labels.h"
 #include "shim/next.h"
 #include "shim/pool.h"
 #include "shim/segment.h"
@@ -111,7 +112,7 @@ static inline __attribute__((always_inline)) void shim_record(void *p, uint64_t 
 	int32_t b;
 
 	n = stack_capture(frames, SEG_MAX_FRAMES, &flags);
-	b = table_bucket(SEG_KIND_ALLOC, flags, frames, n);
+	b = table_bucket_labeled(SEG_KIND_ALLOC, flags, labels_current(), frames, n);
 	if (pool_owns(p)) {
 		*pool_meta(p) = (struct pool_meta){ b, pool_epoch, size };
 	} else if (b >= 0 && blocks_insert((uintptr_t)p, size, b) != 0) {

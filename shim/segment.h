@@ -32,8 +32,8 @@
  *    reader trusts a copy of a bucket when seq == seq_end, even, and seq
  *    is unchanged in a second read made after the first: the second read
  *    is what makes the rule safe whatever order the copy was made in;
- *  - hash covers kind and frames, not flags: readers compare the frames
- *    themselves;
+ *  - hash covers kind, labels and frames, not flags: readers compare the
+ *    frames and labels themselves;
  *  - frames are return addresses, the innermost first: frames[0] is in
  *    the function that called malloc (or pthread_create; for a BLOCK
  *    bucket the function that waited, for a MUTEX bucket the function
@@ -44,13 +44,32 @@
  *    and the unbiased estimates of contentions and delay; reserved words
  *    stay 0, the estimates are finite and never negative. A fork child's
  *    BLOCK and MUTEX buckets start empty, like THREAD buckets;
+ *  - labels (layout 4): a label set is a sorted list of at most
+ *    SEG_LABEL_PAIRS (key, value) strings, NUL-terminated within their
+ *    arrays when written; set id i (1-based; 0: no labels) is
+ *    labelsets[i - 1]. Sets are append-only and immutable like buckets:
+ *    written whole before labelset_count is increased past them
+ *    (release). A bucket's labels is the set in force on the thread when
+ *    it was sampled, and is part of the bucket's key (and hash);
+ *  - a label slot belongs to one thread at a time (its tid) and only that
+ *    thread writes it, under the slot's sequence lock (the buckets' rule:
+ *    seq odd, seq_end := odd, the change, seq_end := seq := even). Each
+ *    change of the thread's labels adds ring[changes % SEG_LABEL_RING] =
+ *    (CLOCK_MONOTONIC ns, set) and changes += 1, so the set in force at
+ *    time t is the newest entry at or before t, while it is in the ring;
+ *    cur is the set in force now. A slot whose thread ended keeps state
+ *    EXITED (and its ring) until another thread claims it;
+ *    lslot_count (only grows) says how many slots were ever claimed;
+ *  - a fork child's segment has the parent's label sets (same ids) and
+ *    fresh slots: the forking thread's, and later its new threads';
  *  - everything here is untrusted input for cprof-attach: it validates
  *    every size, offset and count before use.
  */
 #include <stdint.h>
 
 #define SEG_MAGIC "CPROFSG1"       /* 8 bytes, no NUL */
-#define SEG_VERSION 3u         /* 3: BLOCK and MUTEX buckets, block_rate, mutex_fraction */
+#define SEG_VERSION 4u         /* 4: label sets, label slots, a bucket's labels */
+#define SEG_VERSION_MIN 3u     /* 3: BLOCK and MUTEX buckets, block_rate, mutex_fraction (no labels) */
 #define SEG_NAME "cprof-segment"
 #define SEG_MAX_FRAMES 64
 #define SEG_DEFAULT_BUCKETS 32768  /* CPROF_MAX_BUCKETS overrides */
@@ -82,6 +101,22 @@
 
 /* seg_bucket.flags */
 #define SEG_BUCKET_TRUNCATED 1u /* deeper than SEG_MAX_FRAMES: the outermost frames were dropped */
+
+/* Labels (layout 4): limits, past which a pair or string is cut and counted (labels_truncated). */
+#define SEG_LABEL_PAIRS 8          /* pairs in one set */
+#define SEG_LABEL_KEY 32           /* bytes of a key, NUL included */
+#define SEG_LABEL_VALUE 64         /* bytes of a value, NUL included */
+#define SEG_LABEL_RING 256         /* changes a slot remembers */
+#define SEG_DEFAULT_LABELSETS 4096 /* distinct label sets a process may have */
+#define SEG_DEFAULT_LSLOTS 1024    /* threads that may carry labels at once */
+
+/* seg_labelset.flags */
+#define SEG_LABELS_TRUNCATED 1u    /* a pair or a string was cut to fit */
+
+/* seg_lslot.state */
+#define SEG_LSLOT_FREE 0u
+#define SEG_LSLOT_LIVE 1u
+#define SEG_LSLOT_EXITED 2u        /* its thread ended; ring kept until reused */
 
 /* An environment variable the shim rejected: the default (used) is in force. */
 struct seg_setting {
@@ -123,6 +158,51 @@ struct seg_header {
 	uint64_t mutex_fraction;      /* CPROF_MUTEX_FRACTION: 1 in N contended releases; 0: no MUTEX buckets */
 	uint64_t waits_untracked;     /* contended waits the mutex profile could not follow (atomic) */
 	uint64_t reserved[5];
+	/* Layout 4 from here: a layout-3 header ends above (SEG_HEADER_V3_SIZE). */
+	uint64_t labelset_off;        /* offset of seg_labelset 0 */
+	uint64_t labelset_cap;        /* sets that fit */
+	uint64_t labelset_count;      /* sets published (atomic, only grows) */
+	uint64_t lslot_off;           /* offset of seg_lslot 0 */
+	uint64_t lslot_cap;           /* slots that fit */
+	uint64_t lslot_count;         /* slots ever claimed (atomic, only grows) */
+	uint32_t labelset_size;       /* sizeof(struct seg_labelset) */
+	uint32_t lslot_size;          /* sizeof(struct seg_lslot) */
+	uint64_t labels_dropped;      /* label changes whose set could not be interned: table full (atomic) */
+	uint64_t labels_truncated;    /* pairs or strings cut to fit (atomic) */
+	uint64_t lslots_full;         /* threads that found no free slot (atomic) */
+	uint64_t labels_unbalanced;   /* pops without a push; pushes past the saved depth (atomic) */
+	uint64_t reserved4[4];
+};
+
+#define SEG_HEADER_V3_SIZE 816u    /* sizeof(struct seg_header) in layout 3 */
+
+struct seg_label {
+	char key[SEG_LABEL_KEY];
+	char value[SEG_LABEL_VALUE];
+};
+
+struct seg_labelset {
+	uint64_t hash;                /* of n and the pairs, as the shim interns them */
+	uint32_t n;                   /* pairs used, <= SEG_LABEL_PAIRS */
+	uint32_t flags;               /* SEG_LABELS_* */
+	struct seg_label pair[SEG_LABEL_PAIRS]; /* sorted by key; unused bytes 0 */
+};
+
+struct seg_lchange {
+	uint64_t ns;                  /* CLOCK_MONOTONIC when the set took effect */
+	uint32_t set;                 /* its id; 0: no labels */
+	uint32_t reserved;
+};
+
+struct seg_lslot {
+	uint64_t seq;                 /* sequence lock: odd while the slot changes */
+	uint32_t tid;                 /* the owner's thread id */
+	uint32_t state;               /* SEG_LSLOT_* */
+	uint64_t changes;             /* changes written since claimed */
+	uint32_t cur;                 /* the set in force now */
+	uint32_t reserved;
+	struct seg_lchange ring[SEG_LABEL_RING];
+	uint64_t seq_end;             /* == seq when the slot is whole */
 };
 
 struct seg_bucket {
@@ -130,8 +210,8 @@ struct seg_bucket {
 	uint32_t kind;                /* SEG_KIND_* */
 	uint32_t flags;               /* SEG_BUCKET_* */
 	uint32_t nframes;             /* <= max_frames */
-	uint32_t reserved;
-	uint64_t hash;                /* of kind and frames */
+	uint32_t labels;              /* label set id in force when sampled (0: none; layout 3: 0) */
+	uint64_t hash;                /* of kind, labels and frames */
 	union {
 		struct { /* SEG_KIND_ALLOC, SEG_KIND_THREAD */
 			/* Raw sample counts, as Go's runtime.MemProfileRecord keeps them. */

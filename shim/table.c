@@ -32,6 +32,7 @@ static uint32_t table_mask;
 static uint64_t table_rate;
 static int table_mutex;
 static uint64_t table_fork_count;       /* bucket_count when table_lock() took the lock */
+static uint64_t table_fork_sets;        /* labelset_count then */
 static uint64_t table_fork_gen;         /* this fork's number: header.fork_started */
 static uint64_t table_wait_gen;         /* parent: no counter changes before fork_copied reaches it */
 static struct seg_header table_info;    /* what table_set_info() gave */
@@ -54,7 +55,11 @@ static struct seg_header *table_new_segment(uint64_t rate, uint32_t cap, size_t 
 	struct rlimit fsize;
 	int fd, saved;
 
-	seg_bytes = table_round(off + (size_t)cap * sizeof(struct seg_bucket), 4096);
+	size_t lset_off = table_round(off + (size_t)cap * sizeof(struct seg_bucket), 64);
+	size_t lslot_off = table_round(lset_off + SEG_DEFAULT_LABELSETS * sizeof(struct seg_labelset), 64);
+
+	/* The label tables follow the buckets; like them, pages are touched only as used. */
+	seg_bytes = table_round(lslot_off + SEG_DEFAULT_LSLOTS * sizeof(struct seg_lslot), 4096);
 	/* ftruncate past RLIMIT_FSIZE would raise SIGXFSZ, which kills the program. */
 	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
 	    fsize.rlim_cur < seg_bytes) {
@@ -92,6 +97,12 @@ static struct seg_header *table_new_segment(uint64_t rate, uint32_t cap, size_t 
 	memcpy(h->note, table_info.note, sizeof(h->note));
 	h->block_rate = table_info.block_rate;
 	h->mutex_fraction = table_info.mutex_fraction;
+	h->labelset_off = lset_off;
+	h->labelset_cap = SEG_DEFAULT_LABELSETS;
+	h->labelset_size = sizeof(struct seg_labelset);
+	h->lslot_off = lslot_off;
+	h->lslot_cap = SEG_DEFAULT_LSLOTS;
+	h->lslot_size = sizeof(struct seg_lslot);
 	*bytes = seg_bytes;
 	return h;
 }
@@ -197,6 +208,7 @@ static void table_inherit_bucket(struct seg_bucket *d, const struct seg_bucket *
 	d->flags = c.flags;
 	d->nframes = c.nframes;
 	d->hash = c.hash;
+	d->labels = c.labels;
 	memcpy(d->frames, c.frames, c.nframes * sizeof(c.frames[0]));
 	if (c.kind != SEG_KIND_ALLOC)
 		return;
@@ -271,6 +283,11 @@ int table_restart(void)
 		table_inherit_bucket((struct seg_bucket *)((char *)h + h->bucket_off) + i, &ob[i]);
 	h->bucket_count = n;
 	h->inherited = n;
+	/* Label sets are immutable once published: the same ids, so buckets and threads keep theirs. */
+	n = table_fork_sets < h->labelset_cap ? table_fork_sets : h->labelset_cap;
+	memcpy((char *)h + h->labelset_off, (const char *)old + old->labelset_off,
+	       n * sizeof(struct seg_labelset));
+	h->labelset_count = n;
 	h->parent_pid = old->pid;
 	h->dropped = 0;
 	table_publish(h, bytes);
@@ -279,10 +296,10 @@ int table_restart(void)
 	return 0;
 }
 
-/* 64-bit hash of kind and frames (multiply-xorshift per frame). */
-static uint64_t table_hash(uint32_t kind, const uint64_t *frames, uint32_t n)
+/* 64-bit hash of kind, label set and frames (multiply-xorshift per frame). */
+static uint64_t table_hash(uint32_t kind, uint32_t labels, const uint64_t *frames, uint32_t n)
 {
-	uint64_t h = 0x243F6A8885A308D3ull ^ ((uint64_t)kind << 56) ^ n;
+	uint64_t h = 0x243F6A8885A308D3ull ^ ((uint64_t)kind << 56) ^ ((uint64_t)labels << 24) ^ n;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
@@ -295,11 +312,12 @@ static uint64_t table_hash(uint32_t kind, const uint64_t *frames, uint32_t n)
 }
 
 static int table_match(const struct seg_bucket *k, uint64_t h, uint32_t kind, uint32_t flags,
-		       const uint64_t *frames, uint32_t n)
+		       uint32_t labels, const uint64_t *frames, uint32_t n)
 {
 	uint32_t i;
 
-	if (k->hash != h || k->kind != kind || k->flags != flags || k->nframes != n)
+	if (k->hash != h || k->kind != kind || k->flags != flags || k->nframes != n ||
+	    k->labels != labels)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (k->frames[i] != frames[i])
@@ -312,8 +330,8 @@ static int table_match(const struct seg_bucket *k, uint64_t h, uint32_t kind, ui
  * it would go. Safe without the lock: slots only go from 0 to final, and a
  * slot is published after its bucket (acquire pairs with that release).
  */
-static int32_t table_probe(uint64_t h, uint32_t kind, uint32_t flags, const uint64_t *frames,
-			   uint32_t n, uint32_t *slot)
+static int32_t table_probe(uint64_t h, uint32_t kind, uint32_t flags, uint32_t labels,
+			   const uint64_t *frames, uint32_t n, uint32_t *slot)
 {
 	uint32_t i = (uint32_t)h & table_mask, tag = (uint32_t)(h >> 32);
 	uint64_t e;
@@ -325,12 +343,18 @@ static int32_t table_probe(uint64_t h, uint32_t kind, uint32_t flags, const uint
 			return -1;
 		}
 		if ((uint32_t)(e >> 32) == tag &&
-		    table_match(&table_buckets[(uint32_t)e - 1], h, kind, flags, frames, n))
+		    table_match(&table_buckets[(uint32_t)e - 1], h, kind, flags, labels, frames, n))
 			return (int32_t)((uint32_t)e - 1);
 	}
 }
 
 int32_t table_bucket(uint32_t kind, uint32_t flags, const uint64_t *frames, uint32_t n)
+{
+	return table_bucket_labeled(kind, flags, 0, frames, n);
+}
+
+int32_t table_bucket_labeled(uint32_t kind, uint32_t flags, uint32_t labels,
+			     const uint64_t *frames, uint32_t n)
 {
 	struct seg_header *hd = __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
 	struct seg_bucket *k;
@@ -340,13 +364,13 @@ int32_t table_bucket(uint32_t kind, uint32_t flags, const uint64_t *frames, uint
 
 	if (hd == NULL || n > SEG_MAX_FRAMES)
 		return -1;
-	h = table_hash(kind, frames, n);
-	b = table_probe(h, kind, flags, frames, n, &slot);
+	h = table_hash(kind, labels, frames, n);
+	b = table_probe(h, kind, flags, labels, frames, n, &slot);
 	if (b >= 0)
 		return b;
 
 	lock_take(&table_mutex);
-	b = table_probe(h, kind, flags, frames, n, &slot); /* another thread may have added it */
+	b = table_probe(h, kind, flags, labels, frames, n, &slot); /* another thread may have added it */
 	if (b >= 0)
 		goto out;
 	count = hd->bucket_count;
@@ -359,6 +383,7 @@ int32_t table_bucket(uint32_t kind, uint32_t flags, const uint64_t *frames, uint
 	k->flags = flags;
 	k->nframes = n;
 	k->hash = h;
+	k->labels = labels;
 	memcpy(k->frames, frames, n * sizeof(frames[0]));
 	__atomic_store_n(&hd->bucket_count, count + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&table_index[slot], (uint64_t)(uint32_t)(h >> 32) << 32 | (count + 1),
@@ -503,10 +528,17 @@ const struct seg_header *table_segment(void)
 	return __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
 }
 
+struct seg_header *table_segment_labels(void)
+{
+	return __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
+}
+
 void table_lock(void)
 {
 	lock_take(&table_mutex);
 	table_fork_count = table_seg != NULL ? table_seg->bucket_count : 0;
+	table_fork_sets = table_seg != NULL ?
+				  __atomic_load_n(&table_seg->labelset_count, __ATOMIC_ACQUIRE) : 0;
 }
 
 void table_unlock(void)

@@ -19,6 +19,9 @@
  *    counters (see table.c for why the reader's check needs it);
  *  - every table has a hard cap (CPROF_MAX_BUCKETS, at most
  *    SEG_MAX_BUCKETS); past it a sample is counted in header.dropped;
+ *  - the segment also holds the label tables (segment.h), laid out here
+ *    after the buckets; a fork child's copy has the parent's sets as
+ *    table_lock() saw them and empty slots;
  *  - nothing here allocates from the heap or calls the allocator, so it is
  *    safe inside malloc; the module has no dependency on other shim files.
  */
@@ -65,6 +68,10 @@ void table_count_no_pool(void);
  */
 int32_t table_bucket(uint32_t kind, uint32_t flags, const uint64_t *frames, uint32_t n);
 
+/* table_bucket with the label set labels (0: none) in the bucket's key. */
+int32_t table_bucket_labeled(uint32_t kind, uint32_t flags, uint32_t labels,
+			     const uint64_t *frames, uint32_t n);
+
 /*
  * Adds one sampled allocation (or, with is_free, one free) of size bytes
  * and weight w to bucket b: raw samples += 1, sampled bytes += size,
@@ -89,6 +96,13 @@ void table_count_thread(void);
 
 /* The segment, or NULL when the table is off (for tests and the shim). */
 const struct seg_header *table_segment(void);
+
+/*
+ * The same, writable, for shim/labels.c alone: it owns the label tables'
+ * contents (header labelset_* and lslot_* counters, the sets, the slots);
+ * table.c makes them (empty) and, in a fork child, copies the sets.
+ */
+struct seg_header *table_segment_labels(void);
 
 /*
  * Takes / releases the append lock (around fork, so no child inherits it

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "shim/labels.h"
 #include "shim/locknext.h"
 #include "shim/segment.h"
 #include "shim/shim.h"
@@ -28,7 +29,7 @@ static void shim_thread_record(void)
 		return;
 	t->busy++;
 	n = stack_capture(frames, SEG_MAX_FRAMES, &flags);
-	b = table_bucket(SEG_KIND_THREAD, flags, frames, n);
+	b = table_bucket_labeled(SEG_KIND_THREAD, flags, labels_current(), frames, n);
 	if (b >= 0)
 		table_add(b, 0, 0, 1.0);
 	table_count_thread();
