@@ -8,7 +8,8 @@
  * samples are scaled to its CPU clock, those of threads that ended to the
  * process's CPU the live ones do not explain, and CPU that no sample
  * carries gets a marker ("[short-lived threads]"), so the totals are the
- * clocks' (pcap_settle).
+ * clocks' (pcap_settle). A sample carries the program's own labels
+ * (labels.h) as in force at the kernel's timestamp.
  */
 #include <errno.h>
 #include <poll.h>
@@ -25,6 +26,7 @@
 #include "attach/perf/access.h"
 #include "attach/perf/events.h"
 #include "attach/source/children.h"
+#include "attach/source/labels.h"
 #include "attach/source/perf.h"
 #include "attach/source/record.h"
 #include "attach/source/settle.h"
@@ -60,6 +62,7 @@ struct pcap {
 	pid_t pid;
 	const char *comm;
 	struct recorder *rec;
+	struct label_src *lab;     /* the program's labels */
 	struct perf_events ev;
 	struct perf_stats *st;
 	unsigned labels;
@@ -133,7 +136,7 @@ static size_t pcap_labels(struct pcap *c, uint32_t tid, struct profile_label_in 
 
 static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
 {
-	struct profile_label_in l[PCAP_LABELS];
+	struct profile_label_in l[PCAP_LABELS + LABELSRC_MAX];
 	struct thread_image img;
 	struct perf_sample s;
 	uint64_t w;
@@ -157,6 +160,7 @@ static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
 	v[1] = (int64_t)w;
 	pcap_name(c, s.tid); /* every sampled thread is named (and counted) */
 	nl = pcap_labels(c, s.tid, l);
+	nl += labelsrc_at(c->lab, s.tid, s.time, l + nl, LABELSRC_MAX);
 	if (ring_sample_image(&s, c->ev.layout.regs_mask, &img) < 0) {
 		c->st->no_regs++;
 		recorder_marker_sample(c->rec, "[not captured: no user registers]", v, l, nl);
@@ -333,7 +337,7 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 	struct signalfd_siginfo si;
 	uint64_t now, shown = t0, checked = t0, deadline = t0 + q->duration_ns, ino, code;
 	sigset_t set;
-	int i, n = 0, ms, sigfd, pidfd, every = pcap_drain_ms(&c->ev);
+	int i, n = 0, ms, sigfd, pidfd, every = pcap_drain_ms(&c->ev), lab_ms;
 
 	proc_stop_signals(&set, 0);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
@@ -351,6 +355,9 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 		ms = (int)((deadline - now + 999999) / 1000000);
 		if (ms > every)
 			ms = every;
+		/* Labelled threads: their rings of changes are read before they wrap. */
+		if ((lab_ms = labelsrc_poll(c->lab)) >= 0 && ms > lab_ms)
+			ms = lab_ms;
 		if (poll(pfd, (nfds_t)n, ms) < 0 && errno != EINTR)
 			break;
 		perf_events_drain(&c->ev, pcap_record, c);
@@ -458,6 +465,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		goto out;
 	}
 	c.rec = recorder_new(prof, c.pid, RECORD_MAX_DEPTH);
+	c.lab = labelsrc_new(c.pid);
 	if (!c.rec) {
 		if (errno == EACCES || errno == EPERM || errno == ESRCH || errno == ENOENT) {
 			target_attach_error(q->t, errno == ENOENT ? ESRCH : EPERM);
@@ -532,6 +540,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 out:
 	perf_events_release(&c.ev);
 	recorder_free(c.rec);
+	labelsrc_free(c.lab);
 	profile_free(prof);
 	free(kids);
 	free(c.name);

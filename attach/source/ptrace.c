@@ -4,7 +4,8 @@
  * policy in the request says which threads and what weight). The tracer
  * thread produces snapshots; this thread turns each into a sample at once,
  * so memory stays bounded and the target is detached as soon as sampling
- * ends. Labels as the request asks; with --children, "pid" and "process".
+ * ends. Labels as the request asks; with --children, "pid" and "process";
+ * and the program's own (labels.h), as in force at the snapshot's time.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #include "attach/engine/target.h"
 #include "attach/source/children.h"
 #include "attach/source/family.h"
+#include "attach/source/labels.h"
 #include "attach/source/settle.h"
 #include "attach/source/source.h"
 #include "common/err.h"
@@ -34,6 +36,7 @@
 struct recorders {
 	pid_t pid[CHILDREN_MAX + 1];
 	struct recorder *rec[CHILDREN_MAX + 1];
+	struct label_src *lab[CHILDREN_MAX + 1]; /* the program's labels; NULL: none read */
 	int n;
 };
 
@@ -49,7 +52,19 @@ static struct recorder *recorders_get(struct recorders *rs, struct profile *prof
 		return NULL;
 	rs->pid[rs->n] = pid;
 	rs->rec[rs->n] = recorder_new(prof, pid, RECORD_MAX_DEPTH); /* NULL: gone, or not ours */
+	rs->lab[rs->n] = labelsrc_new(pid);
 	return rs->rec[rs->n++];
+}
+
+/* The label reader of the recorder r's process (NULL: none). */
+static struct label_src *recorders_labels(const struct recorders *rs, const struct recorder *r)
+{
+	int i;
+
+	for (i = 0; i < rs->n; i++)
+		if (rs->rec[i] == r)
+			return rs->lab[i];
+	return NULL;
 }
 
 /* Add up the recorders' statistics into the first one's; free all but the first. */
@@ -57,6 +72,10 @@ static void recorders_release(struct recorders *rs, struct record_stats *total)
 {
 	int i;
 
+	for (i = 0; i < rs->n; i++) {
+		labelsrc_free(rs->lab[i]);
+		rs->lab[i] = NULL;
+	}
 	for (i = 1; i < rs->n; i++) {
 		if (!rs->rec[i])
 			continue;
@@ -82,14 +101,14 @@ static const char *state_name(char c)
 	}
 }
 
-static void record_snapshot(struct recorder *rec, struct stack_hints *hints, unsigned labels,
-			    struct snapshot *snap)
+static void record_snapshot(struct recorder *rec, struct label_src *lab,
+			    struct stack_hints *hints, unsigned labels, struct snapshot *snap)
 {
 	size_t used;
 	unsigned k;
 	int overran, complete;
 
-	struct profile_label_in l[6];
+	struct profile_label_in l[6 + LABELSRC_MAX];
 	int64_t v[2] = { snap->count, snap->weight };
 	const char *sc = NULL;
 	char nr[32];
@@ -126,6 +145,8 @@ static void record_snapshot(struct recorder *rec, struct stack_hints *hints, uns
 		l[nl].key = "syscall";
 		l[nl++].str = sc;
 	}
+	if (snap->tid)
+		nl += labelsrc_at(lab, (uint32_t)snap->tid, snap->time_ns, l + nl, LABELSRC_MAX);
 	if (snap->how == SNAP_LOST) {
 		recorder_marker_sample(rec, "[not captured: running, did not stop in time]", v,
 				       l, nl);
@@ -277,6 +298,7 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	}
 	recs->pid[0] = t->pid;
 	recs->rec[0] = rec;
+	recs->lab[0] = labelsrc_new(t->pid);
 	recs->n = 1;
 	/* A CPU profile that finds nothing may be of a master whose workers do the work. */
 	if (q->runs_only && !q->children &&
@@ -354,7 +376,7 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 		if (r == rec && !q->children && snap->how == SNAP_MARKER && !snap->tid) {
 			short_ns += (uint64_t)snap->weight; /* settled at the end */
 		} else if (r) {
-			record_snapshot(r, hints, labels, snap);
+			record_snapshot(r, recorders_labels(recs, r), hints, labels, snap);
 			if (r == rec && snap->tid && snap->how != SNAP_MARKER)
 				settle_add(&st, (uint32_t)snap->tid, (uint64_t)snap->weight);
 		}

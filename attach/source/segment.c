@@ -6,10 +6,13 @@
  * and their counters change under a per-bucket lock, so one bulk read is
  * consistent for nearly every bucket; the rare torn one costs one more
  * small read. Also what the block and mutex buckets (layout 3) say, and
- * whether the target records them.
+ * whether the target records them; and the label tables (layout 4): the
+ * sets, immutable once published, in one read; the slots, each under its
+ * sequence lock like a bucket.
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,15 +106,26 @@ static int read_seqs(segment_read_fn *read, void *ctx, uint64_t boff, uint64_t c
 	return 0;
 }
 
-int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
-		 uint64_t len, char *why, size_t cap)
+/* A table of cap entries of size bytes at off lies inside a segment of seg bytes. */
+static int table_fits(uint64_t off, uint64_t cap, uint64_t size, uint64_t seg)
+{
+	return off >= SEG_HEADER_V3_SIZE && off <= seg && cap <= SEGMENT_MAX_LABEL_ROWS &&
+	       cap <= (seg - off) / size;
+}
+
+/*
+ * The header, checked: 0, -1 or -2 (another layout) with why. A layout-3
+ * header is shorter: what it lacks reads as 0 (no label tables).
+ */
+static int copy_header(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
+		       uint64_t len, char *why, size_t cap)
 {
 	struct seg_header *h = &c->h;
-	uint64_t count, boff, i, k, *seqs;
-	int tries;
+	uint64_t i;
+	size_t want;
 
 	memset(c, 0, sizeof(*c));
-	if (len < sizeof(*h) || read(ctx, addr, h, sizeof(*h)) < 0) {
+	if (len < SEG_HEADER_V3_SIZE || read(ctx, addr, h, SEG_HEADER_V3_SIZE) < 0) {
 		snprintf(why, cap, "the segment is too small or unreadable");
 		return -1;
 	}
@@ -119,12 +133,18 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 		snprintf(why, cap, "the segment has no cprof header");
 		return -1;
 	}
-	if (h->version != SEG_VERSION) {
+	if (h->version < SEG_VERSION_MIN || h->version > SEG_VERSION) {
 		snprintf(why, cap,
 			 "its libcprof.so writes segment layout version %u, this cprof-attach reads "
-			 "version %u; use the cprof-attach that came with that libcprof.so",
-			 h->version, SEG_VERSION);
+			 "versions %u to %u; use the cprof-attach that came with that libcprof.so",
+			 h->version, SEG_VERSION_MIN, SEG_VERSION);
 		return -2;
+	}
+	want = h->version >= 4 ? sizeof(*h) : SEG_HEADER_V3_SIZE;
+	if (want > SEG_HEADER_V3_SIZE &&
+	    (len < want || read(ctx, addr, h, want) < 0 || h->version < 4)) {
+		snprintf(why, cap, "the segment is too small or unreadable");
+		return -1;
 	}
 	/* Strings from the target: always terminated in our copy. */
 	if (h->nsettings > SEG_MAX_SETTINGS)
@@ -135,14 +155,144 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 	}
 	h->allocator[sizeof(h->allocator) - 1] = 0;
 	h->note[sizeof(h->note) - 1] = 0;
-	if (h->header_size != sizeof(*h) || h->bucket_size != sizeof(struct seg_bucket) ||
+	if (h->header_size != want || h->bucket_size != sizeof(struct seg_bucket) ||
 	    h->max_frames == 0 || h->max_frames > SEG_MAX_FRAMES || h->size > len ||
-	    h->bucket_off < sizeof(*h) || h->bucket_off > h->size ||
+	    h->bucket_off < want || h->bucket_off > h->size ||
 	    h->bucket_cap > SEG_MAX_BUCKETS ||
-	    h->bucket_cap > (h->size - h->bucket_off) / sizeof(struct seg_bucket)) {
+	    h->bucket_cap > (h->size - h->bucket_off) / sizeof(struct seg_bucket) ||
+	    (h->version >= 4 &&
+	     (h->labelset_size != sizeof(struct seg_labelset) ||
+	      h->lslot_size != sizeof(struct seg_lslot) ||
+	      !table_fits(h->labelset_off, h->labelset_cap, sizeof(struct seg_labelset), h->size) ||
+	      !table_fits(h->lslot_off, h->lslot_cap, sizeof(struct seg_lslot), h->size)))) {
 		snprintf(why, cap, "the segment header is inconsistent");
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The label sets published now (the count read afresh: sets only grow,
+ * and every one a bucket or slot already copied names is in). Sets are
+ * immutable once published: one read, no lock.
+ */
+static int copy_sets(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
+		     char *why, size_t cap)
+{
+	const struct seg_header *h = &c->h;
+	uint64_t count, i;
+	uint32_t k;
+
+	if (h->version < 4 || !h->labelset_cap)
+		return 0;
+	if (read(ctx, addr + offsetof(struct seg_header, labelset_count), &count, sizeof(count)) < 0)
+		count = h->labelset_count;
+	if (count > h->labelset_cap)
+		count = h->labelset_cap;
+	c->h.labelset_count = count;
+	if (!count)
+		return 0;
+	c->sets = malloc(count * sizeof(*c->sets));
+	if (!c->sets || read(ctx, addr + h->labelset_off, c->sets, count * sizeof(*c->sets)) < 0) {
+		free(c->sets);
+		c->sets = NULL;
+		snprintf(why, cap, "the segment's label sets are unreadable");
+		return -1;
+	}
+	for (i = 0; i < count; i++) {
+		struct seg_labelset *s = &c->sets[i];
+
+		if (s->n > SEG_LABEL_PAIRS) {
+			memset(s, 0, sizeof(*s));
+			c->sets_invalid++;
+		}
+		for (k = 0; k < SEG_LABEL_PAIRS; k++) {
+			s->pair[k].key[sizeof(s->pair[k].key) - 1] = 0;
+			s->pair[k].value[sizeof(s->pair[k].value) - 1] = 0;
+		}
+	}
+	c->nsets = count;
+	return 0;
+}
+
+static int slot_whole(const struct seg_lslot *s)
+{
+	return s->seq == s->seq_end && !(s->seq & 1);
+}
+
+/* The slots ever claimed, each whole (a few reads) or left out and counted. */
+static int copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
+		      char *why, size_t cap)
+{
+	const struct seg_header *h = &c->h;
+	uint64_t count = h->lslot_count, i, seq, off;
+	size_t k = 0;
+	int tries;
+
+	if (h->version < 4 || !h->lslot_cap)
+		return 0;
+	if (count > h->lslot_cap)
+		count = h->lslot_cap;
+	if (!count)
+		return 0;
+	c->slots = malloc(count * sizeof(*c->slots));
+	if (!c->slots || read(ctx, addr + h->lslot_off, c->slots, count * sizeof(*c->slots)) < 0) {
+		free(c->slots);
+		c->slots = NULL;
+		snprintf(why, cap, "the segment's label slots are unreadable");
+		return -1;
+	}
+	for (i = 0; i < count; i++) {
+		struct seg_lslot *s = &c->slots[k];
+
+		off = addr + h->lslot_off + i * sizeof(*s);
+		if (k != i)
+			*s = c->slots[i];
+		/* A second look at seq: the copy is whole only if it did not move meanwhile. */
+		for (tries = 0; tries <= SEGMENT_RETRIES; tries++) {
+			if (read(ctx, off, &seq, sizeof(seq)) < 0)
+				break;
+			if (slot_whole(s) && s->seq == seq)
+				break;
+			if (tries == SEGMENT_RETRIES || read(ctx, off, s, sizeof(*s)) < 0) {
+				tries = SEGMENT_RETRIES + 1;
+				break;
+			}
+		}
+		if (tries > SEGMENT_RETRIES || !slot_whole(s) || s->state > SEG_LSLOT_EXITED) {
+			c->slots_torn++;
+			continue;
+		}
+		k++;
+	}
+	c->nslots = k;
+	return 0;
+}
+
+int segment_copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
+		       uint64_t len, char *why, size_t cap)
+{
+	int r = copy_header(c, read, ctx, addr, len, why, cap);
+
+	if (r < 0)
+		return r;
+	if (copy_slots(c, read, ctx, addr, why, cap) < 0 ||
+	    copy_sets(c, read, ctx, addr, why, cap) < 0) {
+		segment_release(c);
+		return -1;
+	}
+	return 0;
+}
+
+int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
+		 uint64_t len, char *why, size_t cap)
+{
+	struct seg_header *h = &c->h;
+	uint64_t count, boff, i, k, *seqs;
+	int tries, r;
+
+	if ((r = copy_header(c, read, ctx, addr, len, why, cap)) < 0)
+		return r;
 	count = h->bucket_count;
 	if (count > h->bucket_cap)
 		count = h->bucket_cap; /* never trust a count past the table */
@@ -186,6 +336,8 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 			c->torn++;
 			continue;
 		}
+		if (h->version < 4)
+			b->labels = 0; /* layout 3's reserved word */
 		if (!bucket_valid(b, h->max_frames)) {
 			c->invalid++;
 			continue;
@@ -194,14 +346,38 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 	}
 	free(seqs);
 	c->n = k;
+	/* The sets after the buckets: every set a copied bucket names is in. */
+	if (copy_sets(c, read, ctx, addr, why, cap) < 0) {
+		segment_release(c);
+		return -1;
+	}
+	for (i = 0, k = 0; i < c->n; i++) {
+		if (c->b[i].labels > c->nsets) {
+			c->invalid++;
+			continue;
+		}
+		c->b[k++] = c->b[i];
+	}
+	c->n = k;
 	return 0;
 }
 
 void segment_release(struct seg_copy *c)
 {
 	free(c->b);
+	free(c->sets);
+	free(c->slots);
 	c->b = NULL;
-	c->n = 0;
+	c->sets = NULL;
+	c->slots = NULL;
+	c->n = c->nsets = c->nslots = 0;
+}
+
+const struct seg_labelset *segment_labelset(const struct seg_copy *c, uint32_t id)
+{
+	if (id == 0 || id > c->nsets || c->sets[id - 1].n == 0)
+		return NULL;
+	return &c->sets[id - 1];
 }
 
 const char *segment_kind_name(uint32_t kind)
@@ -214,7 +390,7 @@ const char *segment_kind_name(uint32_t kind)
 static int same_stack(const struct seg_bucket *o, const struct seg_bucket *b)
 {
 	return o->hash == b->hash && o->kind == b->kind && o->flags == b->flags &&
-	       o->nframes == b->nframes && !memcmp(o->frames, b->frames, b->nframes * 8);
+	       o->labels == b->labels && o->nframes == b->nframes && !memcmp(o->frames, b->frames, b->nframes * 8);
 }
 
 const struct seg_bucket *segment_base_of(const struct seg_copy *base, size_t i,

@@ -12,6 +12,17 @@
  *    refused with a message naming both versions;
  *  - the strings of a copied header (settings, allocator, note) are
  *    NUL-terminated and nsettings is at most SEG_MAX_SETTINGS;
+ *  - layouts SEG_VERSION_MIN (3: no labels; every bucket's labels read
+ *    as 0) to SEG_VERSION are read; the header of a layout-3 segment is
+ *    shorter, its label fields read as 0;
+ *  - the label tables (layout 4) are checked like the buckets: sizes,
+ *    offsets and caps against the mapping; a set with more than
+ *    SEG_LABEL_PAIRS pairs is emptied and counted in sets_invalid (ids
+ *    stay indices: set id i is sets[i - 1]); every key and value of a
+ *    copied set is NUL-terminated; a bucket naming a set past the copy is
+ *    left out as invalid; a slot copy is whole (its sequence lock) or left
+ *    out and counted in slots_torn; its ring may name sets past the copy
+ *    (segment_labelset() then gives NULL);
  *  - a copy never holds a torn bucket: a bucket whose sequence lock shows
  *    it was being updated is read again (a few times), else left out and
  *    counted in torn;
@@ -28,6 +39,7 @@
 #include "shim/segment.h"
 
 #define SEGMENT_RETRIES 8
+#define SEGMENT_MAX_LABEL_ROWS (1u << 20) /* label sets or slots a segment may declare */
 
 /* Read n bytes at addr into buf; 0, or -1 when unreadable. */
 typedef int segment_read_fn(void *ctx, uint64_t addr, void *buf, size_t n);
@@ -38,6 +50,12 @@ struct seg_copy {
 	size_t n;
 	size_t torn;            /* buckets left out: updated during every read */
 	size_t invalid;         /* buckets left out: malformed */
+	struct seg_labelset *sets; /* label set id i is sets[i - 1] */
+	size_t nsets;
+	size_t sets_invalid;    /* sets emptied: malformed */
+	struct seg_lslot *slots; /* whole slots (segment_copy_slots) */
+	size_t nslots;
+	size_t slots_torn;      /* slots left out: changing during every read */
 };
 
 /*
@@ -48,8 +66,20 @@ struct seg_copy {
 int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
 		 uint64_t len, char *why, size_t cap);
 
-/* Free a copy's buckets. */
+/*
+ * Like segment_copy, without the buckets: the header, the label slots,
+ * then the label sets (after the slots, so that every set a slot names
+ * when read is in the copy). 0, -1 or -2 as segment_copy; a layout-3
+ * segment gives none of either.
+ */
+int segment_copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
+		       uint64_t len, char *why, size_t cap);
+
+/* Free a copy's buckets, sets and slots. */
 void segment_release(struct seg_copy *c);
+
+/* Label set id of c, or NULL for 0, an id past the copy, or an emptied set. */
+const struct seg_labelset *segment_labelset(const struct seg_copy *c, uint32_t id);
 
 /* "alloc", "thread", "block" or "mutex"; NULL for a kind this build does not know. */
 const char *segment_kind_name(uint32_t kind);

@@ -15,6 +15,7 @@
 
 #include "attach/engine/target.h"
 #include "attach/source/children.h"
+#include "attach/source/labels.h"
 #include "attach/source/record.h"
 #include "attach/source/segment.h"
 #include "attach/source/source.h"
@@ -104,14 +105,15 @@ static void report_shim(const struct target *t, const struct seg_header *h)
 
 /*
  * Add the buckets of now (minus base, when there is one) to rec, each
- * sample with the labels extra[0..nextra) after the view's own.
+ * sample with the labels extra[0..nextra) after the view's own, then the
+ * program's labels in force when the bucket's events were recorded.
  */
 static int add_buckets(struct recorder *rec, const struct shim_view *view, int raw,
 		       const struct seg_copy *now, const struct seg_copy *base,
 		       const struct profile_label_in *extra, size_t nextra)
 {
 	uint32_t want = view->bucket;
-	struct profile_label_in l[4] = { { "bytes", NULL, 0, "bytes" } };
+	struct profile_label_in l[4 + LABELSRC_MAX] = { { "bytes", NULL, 0, "bytes" } };
 	uint64_t pcs[SEG_MAX_FRAMES];
 	int64_t v[4];
 	size_t i, j, nl, added = 0;
@@ -135,6 +137,7 @@ static int add_buckets(struct recorder *rec, const struct shim_view *view, int r
 		}
 		for (j = 0; j < nextra && nl < 4; j++)
 			l[nl++] = extra[j];
+		nl += labelsrc_set(now, b->labels, l + nl, LABELSRC_MAX);
 		if (recorder_add_pcs(rec, pcs, b->nframes, b->flags & SEG_BUCKET_TRUNCATED, v, l,
 				     nl) == 0)
 			added++;

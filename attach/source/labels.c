@@ -1,0 +1,274 @@
+/*
+ * labels.c — a target's own labels for the samples of a cpu, wall or
+ * threads capture (labels.h). The shim keeps, per thread, a ring of its
+ * last SEG_LABEL_RING label changes with their CLOCK_MONOTONIC times; this
+ * reader copies the slots (segment_copy_slots: a read of ~4 KiB a
+ * labelled thread) whenever a sample is newer than its last copy, and
+ * appends each thread's new changes to a history of its own, so a sample
+ * finds the set in force at its time by a binary search however late it
+ * is turned into a profile sample. A ptrace snapshot's time is taken with
+ * the thread stopped, a perf sample's by the kernel at the interrupt:
+ * both on CLOCK_MONOTONIC, the shim's clock.
+ */
+#include "attach/source/labels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/proc.h"
+#include "common/u64map.h"
+#include "model/profile.h"
+
+#define LABELSRC_GAP UINT32_MAX      /* a history entry: changes lost here */
+#define LABELSRC_FIND_NS 100000000ull /* look for a segment not found yet this often */
+
+struct change {
+	uint64_t ns;
+	uint32_t set;                /* set id, 0, or LABELSRC_GAP */
+};
+
+struct history {
+	uint64_t seen;               /* the slot's changes already taken */
+	struct change *e;
+	size_t n, cap;
+};
+
+struct label_src {
+	pid_t pid;
+	int found;                   /* 1: the segment is at [addr, addr + len) */
+	uint64_t addr, len;
+	uint64_t read_ns;            /* when the last copy began (0: none yet) */
+	uint64_t find_ns;            /* when the segment was last looked for */
+	struct seg_copy copy;        /* the newest copy: its sets name the labels */
+	int have_copy;
+	struct u64map tids;          /* tid -> 1 + index in hist */
+	struct history *hist;
+	size_t nhist, caphist;
+	struct labelsrc_stats st;
+};
+
+struct label_src *labelsrc_new(pid_t pid)
+{
+	struct label_src *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->pid = pid;
+	u64map_init(&s->tids, LABELSRC_MAX_THREADS);
+	return s;
+}
+
+void labelsrc_free(struct label_src *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nhist; i++)
+		free(s->hist[i].e);
+	free(s->hist);
+	u64map_release(&s->tids);
+	if (s->have_copy)
+		segment_release(&s->copy);
+	free(s);
+}
+
+const struct labelsrc_stats *labelsrc_stats(const struct label_src *s)
+{
+	return &s->st;
+}
+
+/* tid's history, made on first sight; NULL past the cap or out of memory. */
+static struct history *history_of(struct label_src *s, uint32_t tid, int make)
+{
+	struct history *v;
+	uint64_t i;
+
+	if (u64map_get(&s->tids, tid, &i))
+		return &s->hist[i - 1];
+	if (!make)
+		return NULL;
+	if (s->nhist == s->caphist) {
+		size_t n = s->caphist ? s->caphist * 2 : 16;
+
+		if (n > LABELSRC_MAX_THREADS || !(v = realloc(s->hist, n * sizeof(*v))))
+			return NULL;
+		s->hist = v;
+		s->caphist = n;
+	}
+	if (u64map_put(&s->tids, tid, s->nhist + 1) < 0)
+		return NULL;
+	memset(&s->hist[s->nhist], 0, sizeof(s->hist[0]));
+	return &s->hist[s->nhist++];
+}
+
+/* Appends (ns, set); past the cap the oldest half goes, leaving a gap. */
+static void history_add(struct history *h, uint64_t ns, uint32_t set)
+{
+	struct change *v;
+	size_t half;
+
+	if (h->n && h->e[h->n - 1].ns > ns)
+		ns = h->e[h->n - 1].ns; /* a clock that went back (it does not): keep the order */
+	if (h->n == LABELSRC_MAX_CHANGES) {
+		half = h->n / 2;
+		memmove(h->e + 1, h->e + half + 1, (h->n - half - 1) * sizeof(*h->e));
+		h->n -= half;
+		h->e[0].set = LABELSRC_GAP;
+	}
+	if (h->n == h->cap) {
+		size_t n = h->cap ? h->cap * 2 : 64;
+
+		if (!(v = realloc(h->e, n * sizeof(*v))))
+			return;
+		h->e = v;
+		h->cap = n;
+	}
+	h->e[h->n].ns = ns;
+	h->e[h->n++].set = set;
+}
+
+/* Takes slot sl's changes not yet seen into its thread's history. */
+static void take_slot(struct label_src *s, const struct seg_lslot *sl)
+{
+	struct history *h;
+	uint64_t k, first;
+
+	if (!sl->tid || !(h = history_of(s, sl->tid, 1)))
+		return;
+	if (sl->changes < h->seen)
+		h->seen = 0; /* the slot was given to a thread of the same tid: a new life */
+	if (sl->changes == h->seen)
+		return;
+	first = sl->changes > SEG_LABEL_RING ? sl->changes - SEG_LABEL_RING : 0;
+	if (first > h->seen) {
+		/* Lost before read: from just after the last known change (or the start). */
+		history_add(h, h->n ? h->e[h->n - 1].ns + 1 : 0, LABELSRC_GAP);
+	} else {
+		first = h->seen;
+	}
+	for (k = first; k < sl->changes; k++)
+		history_add(h, sl->ring[k % SEG_LABEL_RING].ns, sl->ring[k % SEG_LABEL_RING].set);
+	h->seen = sl->changes;
+}
+
+/* Reads the slots and sets again; keeps the last good copy on failure. */
+static void refresh(struct label_src *s, uint64_t now)
+{
+	struct seg_copy c;
+	char why[256];
+	size_t i;
+
+	if (!s->found) {
+		if (s->find_ns && now - s->find_ns < LABELSRC_FIND_NS)
+			return;
+		s->find_ns = now;
+		if (segment_find(s->pid, &s->addr, &s->len) != 1)
+			return;
+		s->found = 1;
+	}
+	s->read_ns = now;
+	s->st.reads++;
+	if (segment_copy_slots(&c, segment_read_process, (void *)(intptr_t)s->pid, s->addr, s->len,
+			       why, sizeof(why)) < 0)
+		return;
+	s->st.torn += c.slots_torn;
+	for (i = 0; i < c.nslots; i++)
+		take_slot(s, &c.slots[i]);
+	if (s->have_copy)
+		segment_release(&s->copy);
+	s->copy = c;
+	s->have_copy = 1;
+}
+
+int labelsrc_poll(struct label_src *s)
+{
+	uint64_t now = clock_mono_ns(), due = LABELSRC_POLL_MS * 1000000ull;
+
+	if (!s)
+		return -1;
+	if (!s->found || now - s->read_ns >= due)
+		refresh(s, now);
+	if (!s->found || !s->nhist)
+		return -1;
+	return (int)((s->read_ns + due - now + 999999) / 1000000);
+}
+
+/* The set in force on h at ns: an id, 0 (none) or LABELSRC_GAP. */
+static uint32_t history_at(const struct history *h, uint64_t ns)
+{
+	size_t lo = 0, hi = h->n, mid;
+
+	/* The last change at or before ns. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (h->e[mid].ns <= ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? h->e[lo - 1].set : 0;
+}
+
+static int reserved_key(const char *k)
+{
+	static const char *const r[] = { "thread", "tid", "pid", "process", "state", "syscall",
+					  "bytes" };
+	size_t i;
+
+	if (!*k)
+		return 1;
+	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		if (!strcmp(k, r[i]))
+			return 1;
+	return 0;
+}
+
+size_t labelsrc_set(const struct seg_copy *c, uint32_t id, struct profile_label_in *l,
+		    size_t max)
+{
+	const struct seg_labelset *set = segment_labelset(c, id);
+	size_t i, n = 0;
+
+	if (!set)
+		return 0;
+	for (i = 0; i < set->n && i < SEG_LABEL_PAIRS && n < max; i++) {
+		if (reserved_key(set->pair[i].key))
+			continue;
+		memset(&l[n], 0, sizeof(l[n]));
+		l[n].key = set->pair[i].key;
+		l[n++].str = set->pair[i].value;
+	}
+	return n;
+}
+
+size_t labelsrc_at(struct label_src *s, uint32_t tid, uint64_t ns, struct profile_label_in *l,
+		   size_t max)
+{
+	const struct history *h;
+	uint64_t now;
+	uint32_t set;
+	size_t n;
+
+	if (!s)
+		return 0;
+	/*
+	 * A sample newer than the last read: its change, if any, is only in
+	 * the ring. A read now (after the sample) has every change before it.
+	 */
+	if (ns >= s->read_ns) {
+		now = clock_mono_ns();
+		refresh(s, now);
+	}
+	if (!s->have_copy || !(h = history_of(s, tid, 0)))
+		return 0;
+	set = history_at(h, ns);
+	if (set == LABELSRC_GAP) {
+		s->st.unknown++;
+		return 0;
+	}
+	n = labelsrc_set(&s->copy, set, l, max);
+	if (n)
+		s->st.labelled++;
+	return n;
+}

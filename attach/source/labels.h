@@ -1,0 +1,78 @@
+#ifndef CPROF_ATTACH_LABELS_H
+#define CPROF_ATTACH_LABELS_H
+/*
+ * labels (reader) — the labels a target's threads carried (include/cprof.h),
+ * read from its shim's segment while a cpu, wall or threads capture runs,
+ * so that each sample gets the labels in force at the moment it was taken.
+ *
+ * Invariants:
+ *  - each thread's history is kept here, by tid, as the changes its slot's
+ *    ring showed, in time order; the segment is read again whenever a
+ *    sample is newer than the last read, so the
+ *    ring of SEG_LABEL_RING changes need only outlast the time between
+ *    two reads. Changes the ring lost before they were read leave a gap:
+ *    a sample in it gets no labels and is counted in unknown;
+ *  - a sample of a thread that never changed its labels (no slot), or
+ *    older than its first change, gets none; so does every sample of a
+ *    target without the shim, without labels, or with a layout-3 shim;
+ *  - everything read is untrusted (segment.h checks it); a set id past
+ *    the copy, a reserved key ("thread", "tid", "pid", "process",
+ *    "state", "syscall", "bytes") or an empty key gives no label;
+ *  - every table has a cap: LABELSRC_MAX_THREADS threads, LABELSRC_MAX_CHANGES
+ *    changes a thread (the oldest half dropped, a gap, past it).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "attach/source/segment.h"
+
+#define LABELSRC_MAX_THREADS 65536
+#define LABELSRC_MAX_CHANGES 65536
+#define LABELSRC_MAX 8 /* labels a sample gets from the program: SEG_LABEL_PAIRS */
+
+struct label_src;
+struct profile_label_in;
+
+struct labelsrc_stats {
+	uint64_t reads;      /* segment reads */
+	uint64_t labelled;   /* samples that got labels */
+	uint64_t unknown;    /* samples in a gap of a thread's history */
+	uint64_t torn;       /* slots left out of a read (changing all the time) */
+};
+
+/* A reader of pid's labels; NULL when out of memory. Finds the segment on first use. */
+struct label_src *labelsrc_new(pid_t pid);
+
+void labelsrc_free(struct label_src *s);
+
+/*
+ * The labels thread tid carried at ns (CLOCK_MONOTONIC) into l (at most
+ * max; their strings live until the next call or labelsrc_free). Returns
+ * how many.
+ */
+size_t labelsrc_at(struct label_src *s, uint32_t tid, uint64_t ns, struct profile_label_in *l,
+		   size_t max);
+
+/*
+ * The labels of set id of copy c into l (at most max, strings in c).
+ * Returns how many. For a bucket's labels.
+ */
+size_t labelsrc_set(const struct seg_copy *c, uint32_t id, struct profile_label_in *l,
+		    size_t max);
+
+/*
+ * For a sampler whose samples are read late (perf): reads the segment if
+ * the last read is LABELSRC_POLL_MS old, so that rings are read before they
+ * wrap. Returns how many ms until the next poll is due, or -1 when there
+ * is nothing to follow (no segment, or no thread with labels yet, in
+ * which case a segment is looked for at most every 100 ms).
+ */
+int labelsrc_poll(struct label_src *s);
+
+#define LABELSRC_POLL_MS 10
+
+/* What the reader did. */
+const struct labelsrc_stats *labelsrc_stats(const struct label_src *s);
+
+#endif
