@@ -6,7 +6,9 @@
  * of these may crash, and a bad bucket must never reach the copy. Also the
  * block and mutex buckets of layout 3 (accepted, their numbers and deltas,
  * malformed ones left out), the refusal of layout 2, and the message that
- * names the variable when a kind is off in the target.
+ * names the variable when a kind is off in the target. And the label
+ * tables of layout 4 (sets, slots, a bucket's labels; hostile sizes and
+ * counts, malformed sets, torn slots) and layout 3 read without them.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -22,6 +24,8 @@
 
 #define BASE 0x7f0000000000ull
 #define NB 8
+#define NS 4 /* label sets */
+#define NL 2 /* label slots */
 
 struct mem {
 	unsigned char *data;
@@ -64,7 +68,8 @@ static struct mem *make(size_t nb)
 	struct seg_bucket *b;
 	size_t i;
 
-	m->len = sizeof(*h) + NB * sizeof(*b);
+	m->len = sizeof(*h) + NB * sizeof(*b) + NS * sizeof(struct seg_labelset) +
+		 NL * sizeof(struct seg_lslot);
 	m->data = calloc(1, m->len);
 	h = (struct seg_header *)m->data;
 	memcpy(h->magic, SEG_MAGIC, 8);
@@ -78,6 +83,12 @@ static struct mem *make(size_t nb)
 	h->bucket_off = sizeof(*h);
 	h->bucket_cap = NB;
 	h->bucket_count = nb;
+	h->labelset_off = sizeof(*h) + NB * sizeof(*b);
+	h->labelset_cap = NS;
+	h->labelset_size = sizeof(struct seg_labelset);
+	h->lslot_off = h->labelset_off + NS * sizeof(struct seg_labelset);
+	h->lslot_cap = NL;
+	h->lslot_size = sizeof(struct seg_lslot);
 	for (i = 0; i < nb; i++) {
 		b = (struct seg_bucket *)(m->data + sizeof(*h)) + i;
 		b->seq = b->seq_end = 2 * i;
@@ -373,7 +384,7 @@ static void test_version_2(void **state)
 	hdr(m)->version = 2;
 	assert_int_equal(segment_copy(&c, mem_read, m, BASE, m->len, why, sizeof(why)), -2);
 	assert_non_null(strstr(why, "version 2"));
-	assert_non_null(strstr(why, "version 3"));
+	assert_non_null(strstr(why, "versions 3 to 4"));
 	drop(m);
 }
 
@@ -415,6 +426,138 @@ static void test_base_of(void **state)
 	assert_null(segment_base_of(NULL, 0, &a.b[0]));
 	segment_release(&a);
 	segment_release(&b);
+	drop(m);
+}
+
+static struct seg_labelset *lset(struct mem *m, size_t i)
+{
+	return (struct seg_labelset *)(m->data + hdr(m)->labelset_off) + i;
+}
+
+static struct seg_lslot *lslot(struct mem *m, size_t i)
+{
+	return (struct seg_lslot *)(m->data + hdr(m)->lslot_off) + i;
+}
+
+/* Sets copied and checked; a bucket's labels kept, one naming a set past the copy left out. */
+static void test_labels(void **state)
+{
+	struct mem *m = make(5);
+	const struct seg_labelset *s;
+	struct seg_copy c;
+
+	(void)state;
+	lset(m, 0)->n = 1;
+	memcpy(lset(m, 0)->pair[0].key, "endpoint", 9);
+	memset(lset(m, 0)->pair[0].value, 'x', sizeof(lset(m, 0)->pair[0].value)); /* no NUL */
+	lset(m, 1)->n = SEG_LABEL_PAIRS + 1; /* malformed: emptied, the id stays */
+	lset(m, 2)->n = 1;
+	hdr(m)->labelset_count = 3;
+	bucket(m, 0)->labels = 1;
+	bucket(m, 2)->labels = 4; /* past the sets published */
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.nsets, 3);
+	assert_int_equal(c.sets_invalid, 1);
+	assert_int_equal(c.n, 4);
+	assert_int_equal(c.invalid, 1);
+	assert_int_equal(c.b[0].labels, 1);
+	s = segment_labelset(&c, 1);
+	assert_non_null(s);
+	assert_string_equal(s->pair[0].key, "endpoint");
+	assert_int_equal(strlen(s->pair[0].value), SEG_LABEL_VALUE - 1);
+	assert_null(segment_labelset(&c, 0));
+	assert_null(segment_labelset(&c, 2));
+	assert_non_null(segment_labelset(&c, 3));
+	assert_null(segment_labelset(&c, 4));
+	segment_release(&c);
+	hdr(m)->labelset_count = 1000; /* past the cap: only the cap is read */
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.nsets, NS);
+	segment_release(&c);
+	drop(m);
+}
+
+/* Slots: a whole one copied, one whose lock stays odd left out, the count capped. */
+static void test_slots(void **state)
+{
+	struct mem *m = make(2);
+	struct seg_copy c;
+	char why[256];
+
+	(void)state;
+	lslot(m, 0)->seq = lslot(m, 0)->seq_end = 4;
+	lslot(m, 0)->tid = 100;
+	lslot(m, 0)->state = SEG_LSLOT_LIVE;
+	lslot(m, 0)->changes = 2;
+	lslot(m, 0)->ring[1].ns = 5000;
+	lslot(m, 0)->ring[1].set = 1;
+	lslot(m, 1)->seq = lslot(m, 1)->seq_end = 3;
+	hdr(m)->lslot_count = 99;
+	assert_int_equal(segment_copy_slots(&c, mem_read, m, BASE, m->len, why, sizeof(why)), 0);
+	assert_int_equal(c.nslots, 1);
+	assert_int_equal(c.slots_torn, 1);
+	assert_int_equal(c.slots[0].tid, 100);
+	assert_int_equal(c.slots[0].ring[1].ns, 5000);
+	assert_int_equal(c.n, 0); /* no buckets in a slots copy */
+	segment_release(&c);
+	lslot(m, 1)->seq = lslot(m, 1)->seq_end = 6;
+	lslot(m, 1)->state = 7; /* no such state */
+	assert_int_equal(segment_copy_slots(&c, mem_read, m, BASE, m->len, why, sizeof(why)), 0);
+	assert_int_equal(c.nslots, 1);
+	segment_release(&c);
+	drop(m);
+}
+
+/* Hostile label table fields: refused as a whole, never read past the mapping. */
+static void test_bad_label_headers(void **state)
+{
+	static const uint64_t evil[] = { 0, 1, 4095, UINT32_MAX, UINT64_MAX / 2, UINT64_MAX };
+	struct seg_copy c;
+	size_t f, i;
+
+	(void)state;
+	for (f = 0; f < 5; f++) {
+		for (i = 0; i < sizeof(evil) / sizeof(evil[0]); i++) {
+			struct mem *m = make(3);
+			struct seg_header *h = hdr(m);
+
+			switch (f) {
+			case 0: h->labelset_off = evil[i]; break;
+			case 1: h->labelset_cap = evil[i]; break;
+			case 2: h->lslot_off = evil[i]; break;
+			case 3: h->lslot_cap = evil[i]; break;
+			case 4: h->labelset_size = (uint32_t)evil[i]; break;
+			}
+			if (copy(m, &c) == 0) {
+				assert_true(c.h.labelset_cap <= (m->len - c.h.labelset_off) /
+								  sizeof(struct seg_labelset));
+				assert_true(c.h.lslot_cap <= (m->len - c.h.lslot_off) /
+							       sizeof(struct seg_lslot));
+				segment_release(&c);
+			}
+			drop(m);
+		}
+	}
+}
+
+/* Layout 3: no label tables, its shorter header, every bucket's labels 0. */
+static void test_layout3(void **state)
+{
+	struct mem *m = make(3);
+	struct seg_copy c;
+
+	(void)state;
+	hdr(m)->version = 3;
+	hdr(m)->header_size = SEG_HEADER_V3_SIZE;
+	bucket(m, 0)->labels = 9; /* layout 3's reserved word: not a set */
+	assert_int_equal(copy(m, &c), 0);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(c.b[0].labels, 0);
+	assert_int_equal(c.nsets, 0);
+	assert_int_equal(c.h.labelset_cap, 0);
+	segment_release(&c);
+	hdr(m)->header_size = sizeof(struct seg_header); /* a layout-3 header of the wrong size */
+	assert_int_equal(copy(m, &c), -1);
 	drop(m);
 }
 
@@ -481,6 +624,10 @@ int main(void)
 		cmocka_unit_test(test_wait_enabled),
 		cmocka_unit_test(test_base_of),
 		cmocka_unit_test(test_read_fails),
+		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_slots),
+		cmocka_unit_test(test_bad_label_headers),
+		cmocka_unit_test(test_layout3),
 		cmocka_unit_test(test_fuzz),
 	};
 
