@@ -245,6 +245,41 @@ int text_write_contention(const struct profile *p, const char *name, struct buf 
 	return r;
 }
 
+/* A label cprof itself puts on a dump's samples, not one of the program's. */
+static int own_label(const char *key)
+{
+	static const char *const own[] = { "thread", "tid", "state", "syscall", "pid", "process" };
+	size_t i;
+
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (!strcmp(key, own[i]))
+			return 1;
+	return 0;
+}
+
+/* The program's own labels (include/cprof.h) of s, "    labels: k=v k=v", if any. */
+static int put_program_labels(struct buf *out, const struct profile *p,
+			      const struct profile_sample *s)
+{
+	const char *key;
+	size_t i;
+	int r = 0, first = 1;
+
+	for (i = 0; i < s->nlabels && r == 0; i++) {
+		key = profile_string(p, s->labels[i].key);
+		if (!s->labels[i].str || own_label(key))
+			continue;
+		if (first)
+			r = buf_printf(out, "    labels:");
+		if (r == 0)
+			r = buf_printf(out, " %s=%s", key, profile_string(p, s->labels[i].str));
+		first = 0;
+	}
+	if (r == 0 && !first)
+		r = buf_printf(out, "\n");
+	return r;
+}
+
 static const char *basename_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -274,6 +309,8 @@ int text_write_dump(const struct profile *p, const char *title, struct buf *out)
 		r = buf_printf(out, "\nthread %" PRId64 " \"%s\" %s%s%s\n", o[i].key,
 			       name ? name : "?", state ? state : "",
 			       sc ? " in " : "", sc ? sc : "");
+		if (r == 0)
+			r = put_program_labels(out, p, s);
 		if (r == 0 && !s->nlocations)
 			r = buf_printf(out, "    (no stack)\n");
 		for (j = 0, frame = 0; j < s->nlocations && r == 0; j++) {

@@ -1,7 +1,9 @@
 /*
  * fuzz_segment.c — libFuzzer harness for the reader of libcprof.so's
  * segment (attach/source/segment.c): the input is the segment's bytes as the
- * target's memory would hold them. Run by `make fuzz`.
+ * target's memory would hold them, read both ways: whole (header, buckets,
+ * label sets) and as the label reader does (header, slots, sets). Run by
+ * `make fuzz`.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +30,24 @@ static int mem_read(void *ctx, uint64_t addr, void *buf, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Every copied set is usable as is: at most SEG_LABEL_PAIRS pairs, strings terminated. */
+static void check_sets(const struct seg_copy *c)
+{
+	const struct seg_labelset *s;
+	size_t i, k;
+
+	for (i = 1; i <= c->nsets; i++) {
+		if (!(s = segment_labelset(c, (uint32_t)i)))
+			continue;
+		if (s->n > SEG_LABEL_PAIRS)
+			__builtin_trap();
+		for (k = 0; k < s->n; k++)
+			if (strlen(s->pair[k].key) >= SEG_LABEL_KEY ||
+			    strlen(s->pair[k].value) >= SEG_LABEL_VALUE)
+				__builtin_trap();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mem m = { data, size };
@@ -37,8 +57,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (segment_copy(&c, mem_read, &m, BASE, size, why, sizeof(why)) == 0) {
 		for (i = 0; i < c.n; i++)
-			if (c.b[i].nframes > SEG_MAX_FRAMES || (c.b[i].seq & 1))
+			if (c.b[i].nframes > SEG_MAX_FRAMES || (c.b[i].seq & 1) ||
+			    c.b[i].labels > c.nsets)
 				__builtin_trap();
+		check_sets(&c);
+		segment_release(&c);
+	}
+	if (segment_copy_slots(&c, mem_read, &m, BASE, size, why, sizeof(why)) == 0) {
+		for (i = 0; i < c.nslots; i++)
+			if (c.slots[i].seq != c.slots[i].seq_end || (c.slots[i].seq & 1) ||
+			    c.slots[i].state > SEG_LSLOT_EXITED)
+				__builtin_trap();
+		check_sets(&c);
 		segment_release(&c);
 	}
 	return 0;

@@ -8,7 +8,12 @@
  *   seed-2  block and mutex buckets with their estimates, and the rates
  *   seed-3  one bucket of each kind, one torn, one block bucket with a
  *           non-zero reserved word (left out as invalid)
- * (seed-locks is a real segment, copied from tests/targets/locks.)
+ *   seed-4  labels: sets (one full, one malformed), labelled buckets (one
+ *           naming a set past the table), a whole slot and a torn one
+ *   seed-5  the same buckets in layout 3 (a shorter header, no labels)
+ * Every layout-4 seed has label tables (NS sets, NL slots) after its
+ * buckets. (seed-locks is a real layout-3 segment, copied from
+ * tests/targets/locks.)
  * Usage: segseeds DIR
  */
 #include <stdio.h>
@@ -18,8 +23,11 @@
 #include "shim/segment.h"
 
 #define NB 6
+#define NS 4
+#define NL 2
 
-static unsigned char buf[sizeof(struct seg_header) + 64 + NB * sizeof(struct seg_bucket)];
+static unsigned char buf[sizeof(struct seg_header) + 64 + NB * sizeof(struct seg_bucket) +
+			 NS * sizeof(struct seg_labelset) + NL * sizeof(struct seg_lslot)];
 
 static struct seg_header *start(uint64_t nb)
 {
@@ -30,7 +38,8 @@ static struct seg_header *start(uint64_t nb)
 	memcpy(h->magic, SEG_MAGIC, 8);
 	h->version = SEG_VERSION;
 	h->header_size = sizeof(*h);
-	h->size = off + NB * sizeof(struct seg_bucket);
+	h->size = off + NB * sizeof(struct seg_bucket) + NS * sizeof(struct seg_labelset) +
+		  NL * sizeof(struct seg_lslot);
 	h->pid = 1234;
 	h->max_frames = SEG_MAX_FRAMES;
 	h->bucket_size = sizeof(struct seg_bucket);
@@ -40,6 +49,12 @@ static struct seg_header *start(uint64_t nb)
 	h->bucket_count = nb;
 	h->block_rate = SEG_DEFAULT_BLOCK_RATE;
 	h->mutex_fraction = SEG_DEFAULT_MUTEX_FRACTION;
+	h->labelset_off = off + NB * sizeof(struct seg_bucket);
+	h->labelset_cap = NS;
+	h->labelset_size = sizeof(struct seg_labelset);
+	h->lslot_off = h->labelset_off + NS * sizeof(struct seg_labelset);
+	h->lslot_cap = NL;
+	h->lslot_size = sizeof(struct seg_lslot);
 	snprintf(h->allocator, sizeof(h->allocator), "libc.so.6");
 	return h;
 }
@@ -75,6 +90,9 @@ int main(int argc, char **argv)
 {
 	struct seg_header *h;
 	struct seg_bucket *b;
+	struct seg_labelset *s;
+	struct seg_lslot *sl;
+	unsigned i;
 	int bad = 0;
 
 	if (argc != 2) {
@@ -137,5 +155,46 @@ int main(int argc, char **argv)
 	b = bucket(h, 5, SEG_KIND_BLOCK, 2);
 	b->wait.reserved[0] = 1; /* not 0: invalid */
 	bad |= put(argv[1], "seed-3", h);
+
+	h = start(4);
+	s = (struct seg_labelset *)(buf + h->labelset_off);
+	for (i = 0; i < SEG_LABEL_PAIRS; i++) {
+		snprintf(s[0].pair[i].key, sizeof(s[0].pair[i].key), "key%u", i);
+		snprintf(s[0].pair[i].value, sizeof(s[0].pair[i].value), "value %u", i);
+	}
+	s[0].n = SEG_LABEL_PAIRS;
+	s[0].flags = SEG_LABELS_TRUNCATED;
+	s[1].n = 1;
+	snprintf(s[1].pair[0].key, sizeof(s[1].pair[0].key), "endpoint");
+	snprintf(s[1].pair[0].value, sizeof(s[1].pair[0].value), "/search");
+	s[2].n = SEG_LABEL_PAIRS + 3; /* malformed: emptied */
+	h->labelset_count = 3;
+	bucket(h, 0, SEG_KIND_ALLOC, 2)->labels = 1;
+	bucket(h, 1, SEG_KIND_BLOCK, 2)->labels = 2;
+	bucket(h, 2, SEG_KIND_THREAD, 2)->labels = 3;
+	bucket(h, 3, SEG_KIND_ALLOC, 2)->labels = 9; /* past the table: invalid */
+	sl = (struct seg_lslot *)(buf + h->lslot_off);
+	sl[0].seq = sl[0].seq_end = 6;
+	sl[0].tid = 4321;
+	sl[0].state = SEG_LSLOT_LIVE;
+	sl[0].changes = SEG_LABEL_RING + 3; /* wrapped */
+	for (i = 0; i < SEG_LABEL_RING; i++) {
+		sl[0].ring[i].ns = 1000000 + i;
+		sl[0].ring[i].set = i % 3;
+	}
+	sl[0].cur = 2;
+	sl[1].seq = 9; /* being written: torn */
+	sl[1].seq_end = 9;
+	sl[1].tid = 4322;
+	h->lslot_count = NL;
+	bad |= put(argv[1], "seed-4", h);
+
+	h = start(3);
+	bucket(h, 0, SEG_KIND_ALLOC, 3)->alloc_samples = 1;
+	bucket(h, 1, SEG_KIND_BLOCK, 2)->wait.contentions = 2;
+	bucket(h, 2, SEG_KIND_THREAD, 1)->alloc_samples = 1;
+	h->version = 3;
+	h->header_size = SEG_HEADER_V3_SIZE;
+	bad |= put(argv[1], "seed-5", h);
 	return bad;
 }
