@@ -52,7 +52,7 @@ struct cprof__api {
 };
 
 /* The shim's functions, looked up once; all NULL without the shim. */
-static inline const struct cprof__api *cprof__api(void)
+static inline const struct cprof__api *cprof__resolve(void)
 {
 	static struct cprof__api api;
 	static int resolved;
@@ -86,7 +86,7 @@ static inline const struct cprof__api *cprof__api(void)
  */
 static inline void cprof_labels_push(const char *key, const char *value, ...)
 {
-	const struct cprof__api *a = cprof__api();
+	const struct cprof__api *a = cprof__resolve();
 	va_list ap;
 
 	if (!a->vpush)
@@ -99,7 +99,7 @@ static inline void cprof_labels_push(const char *key, const char *value, ...)
 /* Restores the labels in force before the matching cprof_labels_push. */
 static inline void cprof_labels_pop(void)
 {
-	const struct cprof__api *a = cprof__api();
+	const struct cprof__api *a = cprof__resolve();
 
 	if (a->pop)
 		a->pop();
@@ -108,7 +108,7 @@ static inline void cprof_labels_pop(void)
 /* Replaces the calling thread's labels with these pairs (NULL key ends them). */
 static inline void cprof_labels_set(const char *key, const char *value, ...)
 {
-	const struct cprof__api *a = cprof__api();
+	const struct cprof__api *a = cprof__resolve();
 	va_list ap;
 
 	if (!a->vset)
@@ -121,7 +121,7 @@ static inline void cprof_labels_set(const char *key, const char *value, ...)
 /* Removes the calling thread's labels (a later pop still restores its push's). */
 static inline void cprof_labels_clear(void)
 {
-	const struct cprof__api *a = cprof__api();
+	const struct cprof__api *a = cprof__resolve();
 
 	if (a->clear)
 		a->clear();
@@ -130,7 +130,7 @@ static inline void cprof_labels_clear(void)
 /* 1 when libcprof.so is loaded and records labels; 0 when the calls are no-ops. */
 static inline int cprof_labels_active(void)
 {
-	const struct cprof__api *a = cprof__api();
+	const struct cprof__api *a = cprof__resolve();
 
 	return a->active ? a->active() : 0;
 }

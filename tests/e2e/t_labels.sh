@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# sampler: both
+# Labels from inside the program (include/cprof.h), end to end (issue 18's
+# bars). tests/targets/labelserver, under the shim at a 64 KiB sampling
+# rate, serves two request types through the same code, told apart only by
+# the labels each request pushes (endpoint=/search: 3 units of CPU, 2 KiB
+# blocks; endpoint=/upload: 1 unit, 64 KiB blocks), and measures each
+# type's CPU and live bytes itself:
+#  - cpu (this run's sampler): `go tool pprof -tags` shows each
+#    endpoint's share within 5 percentage points of the target's own;
+#  - heap: `-tagfocus endpoint=X` isolates each type's live bytes within
+#    15%;
+#  - the thread dump shows each worker's labels;
+#  - the same programs without the shim: the calls are no-ops, the work
+#    and its result the same (labelserver; the README's C++ RAII wrapper,
+#    labels_cxx, whose dump also shows that a scope left by an exception
+#    restored the labels).
+. "$(dirname "$0")/lib.sh"
+
+SHIM=$B/libcprof.so
+
+# field NAME KEY: KEY=VALUE's value in the target's last "end" line.
+field() {
+	grep '^end' "$WORK/$1.out" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# tag_share FILE VALUE: VALUE's percentage under "endpoint:" in go tool pprof -tags.
+tag_share() {
+	go tool pprof -tags "$1" 2>/dev/null | awk -v v="$2" '
+		/^ *endpoint:/ { on = 1; next } /^ *[a-z]+:/ { on = 0 }
+		on && $NF == v { gsub(/[(%):]/, "", $2); print $2; found = 1 }
+		END { if (!found) print 0 }'
+}
+
+# focus_bytes FILE VALUE: the inuse bytes of samples with endpoint=VALUE.
+focus_bytes() {
+	go tool pprof -sample_index=inuse_space -unit=bytes -tagfocus "endpoint=$2" -top "$1" \
+		2>/dev/null | sed -n 's/^Showing nodes accounting for \([0-9]*\)B.*/\1/p'
+}
+
+TARGET_ENV=(LD_PRELOAD="$SHIM" CPROF_SAMPLE_RATE=64k)
+start_target labelserver -w 4
+TARGET_ENV=()
+grep -q 'active=1' "$WORK/labelserver.out" || fail "labelserver: the shim did not take its labels"
+sleep 0.5 # the workers are under way
+
+# CPU: the target's own clocks around the capture.
+ask_target labelserver
+s0=$(field labelserver cpu_search) u0=$(field labelserver cpu_upload)
+"$ATTACH" -p "$TPID" -d 4s -o "$WORK/cpu.pb.gz" -q || fail "cpu capture failed"
+ask_target labelserver
+s1=$(field labelserver cpu_search) u1=$(field labelserver cpu_upload)
+want=$(awk -v s=$((s1 - s0)) -v u=$((u1 - u0)) 'BEGIN { printf "%.2f", 100 * s / (s + u) }')
+got_s=$(tag_share "$WORK/cpu.pb.gz" /search)
+got_u=$(tag_share "$WORK/cpu.pb.gz" /upload)
+echo "cpu${SAMPLER:+ ($SAMPLER)}: /search $got_s% (target: $want%), /upload $got_u%"
+check "cpu: /search's share within 5 points of the target's ($got_s% vs $want%)" \
+	near "$got_s" "$want" 5
+check "cpu: /upload's share within 5 points of the target's ($got_u% vs $(awk -v w="$want" 'BEGIN { print 100 - w }')%)" \
+	near "$got_u" "$(awk -v w="$want" 'BEGIN { print 100 - w }')" 5
+
+# Heap: each type's live bytes, cut by its label.
+"$ATTACH" -p "$TPID" -t heap -o "$WORK/heap.pb.gz" -q || fail "heap capture failed"
+for t in search upload; do
+	live=$(field labelserver live_$t)
+	got=$(focus_bytes "$WORK/heap.pb.gz" /$t)
+	echo "heap: endpoint=/$t ${got:-0} bytes live (target: $live)"
+	check "heap: -tagfocus endpoint=/$t within 15% of its live bytes" \
+		near "${got:-0}" "$live" "$(awk -v l="$live" 'BEGIN { print 0.15 * l }')"
+done
+
+# The thread dump: every worker is inside a request, with both labels.
+"$ATTACH" -p "$TPID" -t threads --format dump -o "$WORK/dump.txt" -q || fail "dump failed"
+n=$(grep -c '^    labels: endpoint=/\(search\|upload\) tenant=[abc]$' "$WORK/dump.txt")
+check "dump: the workers' labels ($n of 4 threads)" test "$n" -ge 3
+check "the target is left running, not stopped" not_stopped "$TPID"
+
+# With and without the shim: the same work, the same result.
+with=$(env LD_PRELOAD="$SHIM" "$TARGETS/labelserver" -w 3 -n 300 | grep '^done')
+without=$("$TARGETS/labelserver" -w 3 -n 300 | grep '^done')
+check "labelserver with the shim: done, labels active ($with)" \
+	test "${with% active=*}" != "" -a "${with##* }" = active=1
+check "labelserver without the shim: the same result, the calls no-ops ($without)" \
+	test "${without% active=*}" = "${with% active=*}" -a "${without##* }" = active=0
+check "labels_cxx without the shim runs" test "$("$TARGETS/labels_cxx" -n)" = "done active=0"
+check "labels_cxx with the shim runs" \
+	test "$(LD_PRELOAD="$SHIM" "$TARGETS/labels_cxx" -n)" = "done active=1"
+
+# The RAII wrapper: a scope left by an exception restored the labels.
+TARGET_ENV=(LD_PRELOAD="$SHIM")
+start_target labels_cxx
+TARGET_ENV=()
+"$ATTACH" -p "$TPID" -t threads --format dump -o "$WORK/cxx.txt" -q || fail "labels_cxx dump failed"
+# labels_of FILE FUNC: the labels line of the thread whose stack holds FUNC.
+labels_of() {
+	awk -v f="$2" '/^thread/ { l = "(none)" } /^    labels:/ { l = $0 } $0 ~ f { print l; exit }' "$1"
+}
+check "C++ scope: outer_wait runs under job=outer alone ($(labels_of "$WORK/cxx.txt" outer_wait))" \
+	test "$(labels_of "$WORK/cxx.txt" outer_wait)" = "    labels: job=outer"
+check "C++ scope: inner_wait runs under job=inner step=2 ($(labels_of "$WORK/cxx.txt" inner_wait))" \
+	test "$(labels_of "$WORK/cxx.txt" inner_wait)" = "    labels: job=inner step=2"
+finish
