@@ -284,10 +284,16 @@ demo:
 	$(MAKE) all $(B)/tests/targets/demo
 	scripts/demo
 
+# cprof.h is header only (its functions look the shim up at run time): the
+# pkg-config file gives its include path and -ldl (dlsym is in libc itself
+# from glibc 2.34 on; the flag is harmless there).
 install: $(PROG) $(SHIM)
 	install -D -m 0755 $(PROG) $(DESTDIR)$(PREFIX)/bin/cprof-attach
 	install -D -m 0755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/libcprof.so
 	install -D -m 0644 doc/cprof-attach.1 $(DESTDIR)$(PREFIX)/share/man/man1/cprof-attach.1
+	install -D -m 0644 include/cprof.h $(DESTDIR)$(PREFIX)/include/cprof.h
+	@mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	sed 's|@PREFIX@|$(PREFIX)|' scripts/cprof.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/cprof.pc
 
 clean:
 	rm -rf build build-san build-fuzz

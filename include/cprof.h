@@ -32,7 +32,8 @@
  *    never seen before in the process (a short leaf lock);
  *  - not async-signal-safe: do not change labels in a signal handler.
  *
- * On glibc before 2.34, link with -ldl (pkg-config --libs cprof says so).
+ * Build with `pkg-config --cflags --libs cprof` (-ldl: dlsym, in libc
+ * itself from glibc 2.34 on).
  */
 #include <stdarg.h>
 #include <stddef.h>

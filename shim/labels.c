@@ -65,10 +65,15 @@ void labels_fini(void)
 		munmap(index, labels_index_bytes);
 }
 
-/* The segment when labels can be recorded: the shim armed and active, the index made. */
+/*
+ * The segment when labels can be recorded: the shim armed and active, the
+ * index made. A label call is the program's own code, never inside malloc
+ * or a lock function, so it may activate the shim fully (dlsym included):
+ * a program may push labels before its first allocation.
+ */
 static struct seg_header *labels_segment(void)
 {
-	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) != SHIM_READY || !shim_activate_quiet() ||
+	if (__atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) != SHIM_READY || !shim_activate() ||
 	    __atomic_load_n(&labels_index, __ATOMIC_ACQUIRE) == NULL)
 		return NULL;
 	return table_segment_labels();
