@@ -360,63 +360,11 @@ static uint32_t labels_build(struct seg_header *h, uint32_t base, const char *ke
 	return labels_intern(h, &s);
 }
 
-/*
- * Hash of one pair as labels_put would store it, or 0 when it would be
- * cut (such pushes are not memoised).
- */
-static uint64_t labels_pair_hash(const char *key, const char *value)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t n;
-
-	for (n = 0; key[n]; n++) {
-		if (n == SEG_LABEL_KEY - 1)
-			return 0;
-		h = (h ^ (unsigned char)key[n]) * 0x100000001b3ull;
-	}
-	h = (h ^ 0xff) * 0x100000001b3ull;
-	for (n = 0; value[n]; n++) {
-		if (n == SEG_LABEL_VALUE - 1)
-			return 0;
-		h = (h ^ (unsigned char)value[n]) * 0x100000001b3ull;
-	}
-	h ^= h >> 29;
-	h *= 0xBF58476D1CE4E5B9ull;
-	return (h ^ (h >> 32)) | 1;
-}
-
-/*
- * The set a one-pair push key=value over base gave this thread before,
- * or 0. The memo trusts (base, 64-bit hash of the pair) and checks that
- * the set holds key=value; sets never change, so an entry never goes
- * stale. Saves the build (two 784-byte copies, a hash, a compare): the
- * push of a known set then costs a hash of the pair and the clock read.
- */
-static uint32_t labels_memo_get(struct labels_thread *t, struct seg_header *h, uint32_t base,
-				uint64_t ph, const char *key, const char *value)
-{
-	const struct labels_memo *m = &t->memo[(ph ^ base) % LABELS_CACHE];
-	const struct seg_labelset *s;
-	uint32_t i;
-
-	if (m->set == 0 || m->base != base || m->hash != ph ||
-	    m->set > __atomic_load_n(&h->labelset_count, __ATOMIC_ACQUIRE))
-		return 0;
-	s = &labels_sets(h)[m->set - 1];
-	for (i = 0; i < s->n && i < SEG_LABEL_PAIRS; i++)
-		if (strcmp(s->pair[i].key, key) == 0)
-			return strcmp(s->pair[i].value, value) == 0 ? m->set : 0;
-	return 0;
-}
-
 void cprof_labels_vpush(const char *key, const char *value, va_list ap)
 {
 	struct labels_thread *t = &labels_tls;
-	struct labels_memo *m;
 	struct seg_header *h;
-	uint64_t ph = 0;
-	uint32_t id = 0;
-	va_list more;
+	uint32_t id;
 
 	shim_tls.busy++;
 	h = labels_segment();
@@ -426,19 +374,7 @@ void cprof_labels_vpush(const char *key, const char *value, va_list ap)
 		__atomic_fetch_add(&h->labels_unbalanced, 1, __ATOMIC_RELAXED);
 	t->depth++;
 	if (h != NULL) {
-		/* One pair, the common form: perhaps a push this thread made before. */
-		va_copy(more, ap);
-		if (key != NULL && value != NULL && va_arg(more, const char *) == NULL &&
-		    (ph = labels_pair_hash(key, value)) != 0)
-			id = labels_memo_get(t, h, t->cur, ph, key, value);
-		va_end(more);
-		if (id == 0) {
-			id = labels_build(h, t->cur, key, value, ap);
-			if (ph != 0 && id != 0) {
-				m = &t->memo[(ph ^ t->cur) % LABELS_CACHE];
-				*m = (struct labels_memo){ ph, t->cur, id };
-			}
-		}
+		id = labels_build(h, t->cur, key, value, ap);
 		if (id != t->cur)
 			labels_change(t, h, id, 1);
 	}

@@ -32,13 +32,7 @@
 #include "shim/shim.h"
 
 #define LABELS_DEPTH 64 /* pushes remembered per thread; deeper ones are counted, not undone */
-#define LABELS_CACHE 64 /* a thread's recent one-pair pushes: (set, pair) -> merged set */
 
-/* A one-pair push this thread made: from set base, the pair hashed to hash, gave set. */
-struct labels_memo {
-	uint64_t hash;
-	uint32_t base, set;
-};
 
 struct seg_lslot;
 
@@ -49,7 +43,6 @@ struct labels_thread {
 	uint64_t gen;             /* labels_gen when slot was claimed (or found none) */
 	uint32_t noslot;          /* 1: none was free in generation gen */
 	uint32_t saved[LABELS_DEPTH]; /* the set before each push */
-	struct labels_memo memo[LABELS_CACHE]; /* direct-mapped; set 0: empty */
 };
 
 extern __thread struct labels_thread labels_tls

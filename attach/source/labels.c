@@ -12,9 +12,11 @@
  */
 #include "attach/source/labels.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "common/proc.h"
 #include "common/u64map.h"
 #include "model/profile.h"
@@ -76,6 +78,37 @@ void labelsrc_free(struct label_src *s)
 const struct labelsrc_stats *labelsrc_stats(const struct label_src *s)
 {
 	return &s->st;
+}
+
+const struct seg_header *labelsrc_header(const struct label_src *s)
+{
+	return s && s->have_copy ? &s->copy.h : NULL;
+}
+
+void labelsrc_warn(const struct label_src *s, const struct seg_header *h, pid_t pid,
+		   const char *comm)
+{
+	char what[512];
+	size_t n = 0;
+
+	what[0] = 0;
+#define LABELSRC_SAY(v, text)                                                                    \
+	do {                                                                                     \
+		if ((v) && n < sizeof(what))                                                     \
+			n += (size_t)snprintf(what + n, sizeof(what) - n, "%s%llu " text,       \
+					      n ? ", " : "", (unsigned long long)(v));           \
+	} while (0)
+	if (h && h->version >= 4) {
+		LABELSRC_SAY(h->labels_dropped, "label changes past its 4096 label sets");
+		LABELSRC_SAY(h->labels_truncated, "label sets cut to 8 pairs or shorter strings");
+		LABELSRC_SAY(h->lslots_full, "threads past its 1024 label slots");
+		LABELSRC_SAY(h->labels_unbalanced, "unbalanced label pops or pushes too deep");
+	}
+	if (s)
+		LABELSRC_SAY(s->st.unknown, "samples whose labels changed too fast to be read");
+#undef LABELSRC_SAY
+	if (n)
+		warning("the labels of %d (%s) are not all recorded: %s", (int)pid, comm, what);
 }
 
 /* tid's history, made on first sight; NULL past the cap or out of memory. */

@@ -72,6 +72,18 @@ int labelsrc_poll(struct label_src *s);
 
 #define LABELSRC_POLL_MS 10
 
+/*
+ * One warning line when the program's labels were not all recorded: the
+ * shim's counters in header h (sets dropped or cut, threads without a
+ * slot, unbalanced pops), and with s (NULL: none) the samples that fell
+ * in a gap of their thread's history. Nothing when all is well.
+ */
+void labelsrc_warn(const struct label_src *s, const struct seg_header *h, pid_t pid,
+		   const char *comm);
+
+/* The header of the reader's last copy, or NULL when it has none. */
+const struct seg_header *labelsrc_header(const struct label_src *s);
+
 /* What the reader did. */
 const struct labelsrc_stats *labelsrc_stats(const struct label_src *s);
 

@@ -527,6 +527,8 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	rep->pf.ring_bytes = c.ev.ring_bytes;
 	rep->pf.rings = (uint32_t)c.ev.nrings;
 	rep->pf.stack_bytes = c.ev.cfg.stack_bytes;
+	if (!q->quiet)
+		labelsrc_warn(c.lab, labelsrc_header(c.lab), c.pid, c.comm);
 	/* Source lines and inlined frames, like every source (doc/DESIGN.md). */
 	recorder_lines(c.rec, q->debug);
 	rep->rec = *recorder_stats(c.rec);

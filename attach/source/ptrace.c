@@ -424,6 +424,8 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	else if (short_ns)
 		settle_short(&st, rec, 0, short_ns, rep); /* no live threads to tell apart: the frame */
 	settle_release(&st);
+	if (!q->quiet)
+		labelsrc_warn(recs->lab[0], labelsrc_header(recs->lab[0]), t->pid, t->comm);
 	for (int i = 0; i < recs->n; i++)
 		recorder_lines(recs->rec[i], q->debug);
 	rep->rec = *recorder_stats(rec);

@@ -97,6 +97,7 @@ static void report_shim(const struct target *t, const struct seg_header *h)
 			problem[s->problem < 4 ? s->problem : 0], rate ? "sampling at" : "using",
 			(unsigned long long)s->used, rate ? "" : " instead");
 	}
+	labelsrc_warn(NULL, h, t->pid, t->comm);
 	if ((h->flags & SEG_FLAG_NO_POOL) && h->no_pool)
 		warning("libcprof.so in %d has no pool (an address-space limit or strict overcommit): "
 			"%llu sampled blocks cost their full page-aligned size in the program's heap",

@@ -28,7 +28,8 @@ field() {
 tag_share() {
 	go tool pprof -tags "$1" 2>/dev/null | awk -v v="$2" '
 		/^ *endpoint:/ { on = 1; next } /^ *[a-z]+:/ { on = 0 }
-		on && $NF == v { gsub(/[(%):]/, "", $2); print $2; found = 1 }
+		on && $NF == v && match($0, /\( *[0-9.]+%\)/) {
+			p = substr($0, RSTART + 1, RLENGTH - 3); gsub(/ /, "", p); print p; found = 1 }
 		END { if (!found) print 0 }'
 }
 
@@ -99,4 +100,16 @@ check "C++ scope: outer_wait runs under job=outer alone ($(labels_of "$WORK/cxx.
 	test "$(labels_of "$WORK/cxx.txt" outer_wait)" = "    labels: job=outer"
 check "C++ scope: inner_wait runs under job=inner step=2 ($(labels_of "$WORK/cxx.txt" inner_wait))" \
 	test "$(labels_of "$WORK/cxx.txt" inner_wait)" = "    labels: job=inner step=2"
+
+# Past the limits: cut and counted, said in one line, never an error.
+TARGET_ENV=(LD_PRELOAD="$SHIM")
+start_target labelmisuse
+TARGET_ENV=()
+"$ATTACH" -p "$TPID" -t threads --format dump -o "$WORK/mis.txt" 2>"$WORK/mis.err" ||
+	fail "labelmisuse dump failed"
+v63=$(printf 'v%.0s' $(seq 63))
+check "past 8 pairs, the first 8 keys kept, a long value cut to 63 bytes, 'thread' left out" \
+	grep -qx "    labels: a=1 b=2 c=3 d=4 e=5 f=6 i=$v63" "$WORK/mis.txt"
+check "the cut set and the pop without a push are reported ($(cat "$WORK/mis.err" | grep labels))" \
+	grep -q "not all recorded: 1 label sets cut.*, 1 unbalanced" "$WORK/mis.err"
 finish
