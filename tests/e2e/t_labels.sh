@@ -14,7 +14,12 @@
 #  - the same programs without the shim: the calls are no-ops, the work
 #    and its result the same (labelserver; the README's C++ RAII wrapper,
 #    labels_cxx, whose dump also shows that a scope left by an exception
-#    restored the labels).
+#    restored the labels);
+#  - fork (labelmisuse -f): the child's thread has the inherited labels
+#    and what it pushed over them; its heap keeps the parent's labels on
+#    the inherited block and its own on its new one;
+#  - past the limits (labelmisuse): the first 8 keys kept, a long value
+#    cut to 63 bytes, cprof's own key left out, and a one-line warning.
 . "$(dirname "$0")/lib.sh"
 
 SHIM=$B/libcprof.so
@@ -100,6 +105,27 @@ check "C++ scope: outer_wait runs under job=outer alone ($(labels_of "$WORK/cxx.
 	test "$(labels_of "$WORK/cxx.txt" outer_wait)" = "    labels: job=outer"
 check "C++ scope: inner_wait runs under job=inner step=2 ($(labels_of "$WORK/cxx.txt" inner_wait))" \
 	test "$(labels_of "$WORK/cxx.txt" inner_wait)" = "    labels: job=inner step=2"
+
+# Fork: the child has its parent's labels (sets copied with their ids) and its own.
+TARGET_ENV=(LD_PRELOAD="$SHIM" CPROF_SAMPLE_RATE=64k)
+start_target labelmisuse -f
+TARGET_ENV=()
+for i in $(seq 1 100); do grep -q '^child' "$WORK/labelmisuse.out" && break; sleep 0.05; done
+cpid=$(awk '/^child/ { print $2 }' "$WORK/labelmisuse.out")
+PIDS="$PIDS $cpid"
+"$ATTACH" -p "$cpid" -t threads --format dump -o "$WORK/child.txt" -q || fail "child dump failed"
+check "fork: the child's thread carries the inherited labels, a=child pushed over them" \
+	grep -q "^    labels: a=child b=2 c=3 d=4 e=5 f=6 i=v*\$" "$WORK/child.txt"
+"$ATTACH" -p "$cpid" -t heap -o "$WORK/child-heap.pb.gz" -q || fail "child heap failed"
+inh=$(go tool pprof -sample_index=inuse_space -unit=bytes -tagfocus 'a=^1$' -top \
+	"$WORK/child-heap.pb.gz" 2>/dev/null | sed -n 's/^Showing nodes accounting for \([0-9]*\)B.*/\1/p')
+own=$(go tool pprof -sample_index=inuse_space -unit=bytes -tagfocus a=child -top \
+	"$WORK/child-heap.pb.gz" 2>/dev/null | sed -n 's/^Showing nodes accounting for \([0-9]*\)B.*/\1/p')
+echo "fork: the child's heap: ${inh:-0} bytes under the parent's labels (4 MiB kept), ${own:-0} under a=child (2 MiB)"
+check "fork: the inherited 4 MiB block keeps the parent's labels in the child's heap" \
+	near "${inh:-0}" 4194304 1
+check "fork: the child's own 2 MiB block has the child's labels" near "${own:-0}" 2097152 1
+kill -9 "$TPID" "$cpid" 2>/dev/null
 
 # Past the limits: cut and counted, said in one line, never an error.
 TARGET_ENV=(LD_PRELOAD="$SHIM")

@@ -7,12 +7,23 @@
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <cprof.h>
 
 void hold(void);
+void *keep_block(size_t n);
+
+__attribute__((noinline)) void *keep_block(size_t n)
+{
+	void *p = malloc(n);
+
+	if (p)
+		memset(p, 1, n);
+	return p;
+}
 
 __attribute__((noinline)) void hold(void)
 {
@@ -20,9 +31,13 @@ __attribute__((noinline)) void hold(void)
 		pause();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	static void *volatile kept[2];
+
+	(void)kept[0];
 	char big[101];
+	pid_t child;
 
 	memset(big, 'v', 100);
 	big[100] = 0;
@@ -31,5 +46,15 @@ int main(void)
 			  "5", "f", "6", "g", "7", "j", "10", NULL);
 	printf("ready %d active=%d\n", (int)getpid(), cprof_labels_active());
 	fflush(stdout);
+	if (argc > 1 && !strcmp(argv[1], "-f")) {
+		kept[0] = keep_block(4u << 20);
+		child = fork();
+		if (child == 0) {
+			cprof_labels_push("a", "child", NULL); /* the set is full: a key it has */
+			kept[1] = keep_block(2u << 20);
+			printf("child %d\n", (int)getpid());
+			fflush(stdout);
+		}
+	}
 	hold();
 }
