@@ -148,6 +148,8 @@ $(B)/tests/unit/test_shim_%: $(B)/obj/tests/unit/test_shim_%.o $(B)/obj-pic/shim
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ -lcmocka -lm -pthread
 # contend.c parses its settings with sample.c's number parser.
 $(B)/tests/unit/test_shim_contend: $(B)/obj-pic/shim/sample.o
+# labels.c keeps its sets and slots in table.c's segment.
+$(B)/tests/unit/test_shim_labels: $(B)/obj-pic/shim/table.o
 
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(B)/libcprof-core.a
 	@mkdir -p $(dir $@)
