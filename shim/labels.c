@@ -34,25 +34,12 @@ static uint64_t labels_gen = 1;  /* + 1 in each fork child: slots of older segme
 static pthread_key_t labels_key; /* its destructor gives the slot back at thread exit */
 static int labels_key_state;     /* 0 none, 1 being made, 2 made, 3 failed */
 
-static size_t labels_round(size_t n, size_t to)
-{
-	return (n + to - 1) / to * to;
-}
-
 int labels_init(void)
 {
-	size_t slots = 64;
-	uint64_t *index;
+	uint64_t *index = table_new_index(SEG_DEFAULT_LABELSETS, &labels_index_bytes, &labels_mask);
 
-	/* At most half full, so that a probe always meets an empty slot. */
-	while (slots < 2 * (size_t)SEG_DEFAULT_LABELSETS)
-		slots *= 2;
-	labels_index_bytes = labels_round(slots * sizeof(uint64_t), 4096);
-	index = mmap(NULL, labels_index_bytes, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (index == MAP_FAILED)
+	if (index == NULL)
 		return -1;
-	labels_mask = (uint32_t)(slots - 1);
 	__atomic_store_n(&labels_index, index, __ATOMIC_RELEASE);
 	return 0;
 }

@@ -117,24 +117,36 @@ static void table_publish(struct seg_header *h, size_t bytes)
 	__atomic_store_n(&table_seg, h, __ATOMIC_RELEASE);
 }
 
+uint64_t *table_new_index(size_t entries, size_t *bytes, uint32_t *mask)
+{
+	uint64_t *index;
+	size_t slots = 64;
+
+	/* At most half full, so that a probe always meets an empty slot. */
+	while (slots < 2 * entries)
+		slots *= 2;
+	*bytes = table_round(slots * sizeof(uint64_t), 4096);
+	index = mmap(NULL, *bytes, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (index == MAP_FAILED)
+		return NULL;
+	*mask = (uint32_t)(slots - 1);
+	return index;
+}
+
 int table_init(uint64_t rate, uint32_t max_buckets)
 {
 	struct seg_header *h;
 	uint64_t *index;
-	size_t index_bytes, seg_bytes, slots = 64;
+	size_t index_bytes, seg_bytes;
+	uint32_t mask;
 	int saved;
 
 	if (max_buckets < 1)
 		max_buckets = 1;
 	if (max_buckets > SEG_MAX_BUCKETS)
 		max_buckets = SEG_MAX_BUCKETS;
-	/* At most half full, so that a probe always meets an empty slot. */
-	while (slots < 2 * (size_t)max_buckets)
-		slots *= 2;
-	index_bytes = table_round(slots * sizeof(uint64_t), 4096);
-	index = mmap(NULL, index_bytes, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (index == MAP_FAILED)
+	if ((index = table_new_index(max_buckets, &index_bytes, &mask)) == NULL)
 		return -1;
 	h = table_new_segment(rate, max_buckets, &seg_bytes);
 	if (h == NULL) {
@@ -146,7 +158,7 @@ int table_init(uint64_t rate, uint32_t max_buckets)
 	table_cap = max_buckets;
 	table_index = index;
 	table_index_bytes = index_bytes;
-	table_mask = (uint32_t)(slots - 1);
+	table_mask = mask;
 	table_rate = rate;
 	table_mutex = 0;
 	table_publish(h, seg_bytes);

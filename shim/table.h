@@ -25,6 +25,7 @@
  *  - nothing here allocates from the heap or calls the allocator, so it is
  *    safe inside malloc; the module has no dependency on other shim files.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "shim/segment.h"
@@ -36,6 +37,14 @@
  * then does nothing and table_bucket() returns -1.
  */
 int table_init(uint64_t rate, uint32_t max_buckets);
+
+/*
+ * A private open-addressing index for entries entries (at most half full),
+ * zero-filled, untouched until used: its size in *bytes and its slot mask
+ * in *mask. For table.c's buckets and labels.c's sets. NULL when mmap
+ * fails.
+ */
+uint64_t *table_new_index(size_t entries, size_t *bytes, uint32_t *mask);
 
 /* Unmaps the segment and index; the table is off afterwards. */
 void table_fini(void);
