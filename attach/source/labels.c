@@ -38,6 +38,7 @@ struct history {
 struct label_src {
 	pid_t pid;
 	int found;                   /* 1: the segment is at [addr, addr + len) */
+	int absent;                  /* no libcprof.so in the process: never looked for again */
 	uint64_t addr, len;
 	uint64_t read_ns;            /* when the last copy began (0: none yet) */
 	uint64_t find_ns;            /* when the segment was last looked for */
@@ -193,12 +194,19 @@ static void refresh(struct label_src *s, uint64_t now)
 	size_t i;
 
 	if (!s->found) {
-		if (s->find_ns && now - s->find_ns < LABELSRC_FIND_NS)
+		if (s->absent || (s->find_ns && now - s->find_ns < LABELSRC_FIND_NS))
 			return;
 		s->find_ns = now;
-		if (segment_find(s->pid, &s->addr, &s->len) != 1)
+		switch (segment_find(s->pid, &s->addr, &s->len)) {
+		case 1:
+			s->found = 1;
+			break;
+		case 0:
+			s->absent = 1; /* a process without the shim: one read of its maps */
 			return;
-		s->found = 1;
+		default:
+			return; /* the shim has no segment yet (it makes one at its first use) */
+		}
 	}
 	s->read_ns = now;
 	s->st.reads++;
