@@ -116,7 +116,8 @@ int main(int argc, char **argv)
 		nvals = (unsigned)atoi(argv[4]);
 	if (n < 1 || n > 256 || rounds < 1 || depth < 1 || depth > 64 || nvals < 1 ||
 	    nvals > 8) {
-		fprintf(stderr, "usage: labelbench [threads (1-256) [rounds [depth (1-64) [values (1-8)]]]]\n");
+		fprintf(stderr, "usage: labelbench [threads (1-256) [rounds [depth (1-64) "
+				"[values (1-8)]]]]\n");
 		return 2;
 	}
 	for (i = 0; i < n; i++)

@@ -185,7 +185,8 @@ static uint32_t labels_probe(struct seg_header *h, const struct seg_labelset *s,
 			return 0;
 		}
 		id = (uint32_t)e;
-		if ((uint32_t)(e >> 32) == tag && id >= 1 && id <= cap && labels_same(&sets[id - 1], s))
+		if ((uint32_t)(e >> 32) == tag && id >= 1 && id <= cap &&
+		    labels_same(&sets[id - 1], s))
 			return id;
 	}
 }

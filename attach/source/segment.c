@@ -185,7 +185,8 @@ static int copy_sets(struct seg_copy *c, segment_read_fn *read, void *ctx, uint6
 
 	if (h->version < 4 || !h->labelset_cap)
 		return 0;
-	if (read(ctx, addr + offsetof(struct seg_header, labelset_count), &count, sizeof(count)) < 0)
+	if (read(ctx, addr + offsetof(struct seg_header, labelset_count), &count,
+		 sizeof(count)) < 0)
 		count = h->labelset_count;
 	if (count > h->labelset_cap)
 		count = h->labelset_cap;
