@@ -222,17 +222,30 @@ static void refresh(struct label_src *s, uint64_t now)
 	s->have_copy = 1;
 }
 
+int labelsrc_ready(const struct label_src *s, uint64_t ns)
+{
+	if (!s || !s->found || ns < s->read_ns)
+		return 1;
+	return clock_mono_ns() - s->read_ns >= LABELSRC_MIN_MS * 1000000ull;
+}
+
+void labelsrc_sync(struct label_src *s)
+{
+	if (s)
+		refresh(s, clock_mono_ns());
+}
+
 int labelsrc_poll(struct label_src *s)
 {
 	uint64_t now = clock_mono_ns(), due = LABELSRC_POLL_MS * 1000000ull;
 
 	if (!s)
 		return -1;
-	if (!s->found || now - s->read_ns >= due)
-		refresh(s, now);
+	if (!s->found)
+		refresh(s, now); /* looks for the segment, at most every 100 ms */
 	if (!s->found || !s->nhist)
 		return -1;
-	return (int)((s->read_ns + due - now + 999999) / 1000000);
+	return now - s->read_ns >= due ? 0 : (int)((s->read_ns + due - now + 999999) / 1000000);
 }
 
 /* The set in force on h at ns: an id, 0 (none) or LABELSRC_GAP. */
@@ -295,11 +308,14 @@ size_t labelsrc_at(struct label_src *s, uint32_t tid, uint64_t ns, struct profil
 		return 0;
 	/*
 	 * A sample newer than the last read: its change, if any, is only in
-	 * the ring. A read now (after the sample) has every change before it.
+	 * the ring. A read now (after the sample) has every change before it;
+	 * within LABELSRC_MIN_MS of the last one, the last stands (a caller
+	 * that must be exact asked labelsrc_ready first).
 	 */
 	if (ns >= s->read_ns) {
 		now = clock_mono_ns();
-		refresh(s, now);
+		if (!s->read_ns || now - s->read_ns >= LABELSRC_MIN_MS * 1000000ull)
+			refresh(s, now);
 	}
 	if (!s->have_copy || !(h = history_of(s, tid, 0)))
 		return 0;

@@ -7,10 +7,13 @@
  *
  * Invariants:
  *  - each thread's history is kept here, by tid, as the changes its slot's
- *    ring showed, in time order; the segment is read again whenever a
- *    sample is newer than the last read, so the
- *    ring of SEG_LABEL_RING changes need only outlast the time between
- *    two reads. Changes the ring lost before they were read leave a gap:
+ *    ring showed, in time order; the segment is read again when a sample
+ *    is newer than the last read, at most every LABELSRC_MIN_MS (a read
+ *    copies every labelled thread's slot, ~4 KiB each), so the ring of
+ *    SEG_LABEL_RING changes need only outlast the time between two reads.
+ *    A caller that must be exact holds a sample until labelsrc_ready()
+ *    says a read after its time is due (ptrace), or reads just before it
+ *    takes a batch of samples in (labelsrc_sync: perf). Changes the ring lost before they were read leave a gap:
  *    a sample in it gets no labels and is counted in unknown;
  *  - a sample of a thread that never changed its labels (no slot), or
  *    older than its first change, gets none; so does every sample of a
@@ -62,15 +65,27 @@ size_t labelsrc_set(const struct seg_copy *c, uint32_t id, struct profile_label_
 		    size_t max);
 
 /*
- * For a sampler whose samples are read late (perf): reads the segment if
- * the last read is LABELSRC_POLL_MS old, so that rings are read before they
- * wrap. Returns how many ms until the next poll is due, or -1 when there
- * is nothing to follow (no segment, or no thread with labels yet, in
- * which case a segment is looked for at most every 100 ms).
+ * For a sampler whose samples are read late (perf): how many ms until the
+ * segment should be read again (labelsrc_sync), LABELSRC_POLL_MS after the
+ * last read, so that rings are read before they wrap; or -1 when there is
+ * nothing to follow (no segment, or no thread with labels yet; a segment
+ * is looked for at most every 100 ms).
  */
 int labelsrc_poll(struct label_src *s);
 
 #define LABELSRC_POLL_MS 10
+#define LABELSRC_MIN_MS 1
+
+/*
+ * Whether a sample at ns can be labelled exactly now: the last read began
+ * after it, or a new one may be made (LABELSRC_MIN_MS since the last), or
+ * there is nothing to read (no shim, no segment yet). 0: hold the sample
+ * and ask again, at the latest LABELSRC_MIN_MS later.
+ */
+int labelsrc_ready(const struct label_src *s, uint64_t ns);
+
+/* Reads the segment now (whatever the time since the last read). */
+void labelsrc_sync(struct label_src *s);
 
 /*
  * One warning line when the program's labels were not all recorded: the

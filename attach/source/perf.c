@@ -360,6 +360,7 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 			ms = lab_ms;
 		if (poll(pfd, (nfds_t)n, ms) < 0 && errno != EINTR)
 			break;
+		labelsrc_sync(c->lab); /* after every sample about to be drained */
 		perf_events_drain(&c->ev, pcap_record, c);
 		c->st->drains++;
 		if (sigfd >= 0 && (pfd[0].revents & POLLIN) &&
@@ -509,6 +510,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	if (raised)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice0);
 	p1 = clock_process_cpu_ns(c.pid);
+	labelsrc_sync(c.lab);
 	perf_events_drain(&c.ev, pcap_record, &c);
 	rep->pf.scope = a->scope;
 	rep->pf.cpu_process_ns = p1 > p0 ? p1 - p0 : 0;

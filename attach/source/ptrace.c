@@ -192,6 +192,47 @@ static void record_snapshot(struct recorder *rec, struct label_src *lab,
 		   complete, overran);
 }
 
+/*
+ * Snapshots held until the program's labels at their time can be read
+ * (labelsrc_ready): a read of the segment copies every labelled thread's
+ * slot, so it is made at most once a millisecond, not once a snapshot,
+ * and a snapshot newer than the last read waits for the next one. A FIFO
+ * through snapshot.next.
+ */
+struct held {
+	struct snapshot *head, *tail;
+};
+
+static void held_push(struct held *h, struct snapshot *s)
+{
+	s->next = NULL;
+	if (h->tail)
+		h->tail->next = s;
+	else
+		h->head = s;
+	h->tail = s;
+}
+
+/* The oldest held snapshot if it may be taken now (all: force), else NULL. */
+static struct snapshot *held_pop(struct held *h, const struct recorders *rs, int force)
+{
+	struct snapshot *s = h->head;
+	int i;
+
+	if (!s)
+		return NULL;
+	if (!force && s->tid) {
+		for (i = 0; i < rs->n && rs->pid[i] != s->pid; i++)
+			;
+		if (i < rs->n && !labelsrc_ready(rs->lab[i], s->time_ns))
+			return NULL;
+	}
+	h->head = s->next;
+	if (!h->head)
+		h->tail = NULL;
+	return s;
+}
+
 /* Count distinct tids in a small sorted set. */
 static void seen_add(pid_t *seen, uint64_t *n, pid_t tid)
 {
@@ -256,6 +297,7 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	int nkids = 0, stop_all = 0, fam_on = 0;
 	uint64_t adopted = 0;
 	struct queue queue;
+	struct held held = { NULL, NULL };
 	struct snapshot *snap;
 	pthread_t tracer;
 	int code = EXIT_INTERNAL;
@@ -358,29 +400,40 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 			family_adopt(&fam);
 			adopted = clock_mono_ns();
 		}
-		snap = q->progress || fam_on ? queue_pop_timed(&queue, 250, &closed) : queue_pop(&queue);
+		if (held.head)
+			snap = queue_pop_timed(&queue, LABELSRC_MIN_MS, &closed);
+		else if (q->progress || fam_on)
+			snap = queue_pop_timed(&queue, 250, &closed);
+		else
+			closed = (snap = queue_pop(&queue)) == NULL;
 		/* Four times a second, whether samples flow or not. */
 		if (q->progress && clock_mono_ns() - shown >= 250000000u) {
 			shown = clock_mono_ns();
 			q->progress(shown - t0, q->duration_ns, popped, rep->threads, 0);
 		}
-		if (!snap) {
-			if (!(q->progress || fam_on) || closed)
-				break;
-			continue;
+		if (snap) {
+			popped++;
+			if (snap->tid)
+				seen_add(seen, &rep->threads, snap->tid);
+			/* Its recorder and label reader now: held_pop asks the reader. */
+			if (snap->pid != t->pid)
+				(void)recorders_get(recs, prof, snap->pid);
+			held_push(&held, snap);
 		}
-		popped++;
-		if (snap->tid)
-			seen_add(seen, &rep->threads, snap->tid);
-		r = snap->pid == t->pid ? rec : recorders_get(recs, prof, snap->pid);
-		if (r == rec && !q->children && snap->how == SNAP_MARKER && !snap->tid) {
-			short_ns += (uint64_t)snap->weight; /* settled at the end */
-		} else if (r) {
-			record_snapshot(r, recorders_labels(recs, r), hints, labels, snap);
-			if (r == rec && snap->tid && snap->how != SNAP_MARKER)
-				settle_add(&st, (uint32_t)snap->tid, (uint64_t)snap->weight);
+		/* Those whose labels can be read; at the end, all. */
+		while ((snap = held_pop(&held, recs, closed)) != NULL) {
+			r = snap->pid == t->pid ? rec : recorders_get(recs, prof, snap->pid);
+			if (r == rec && !q->children && snap->how == SNAP_MARKER && !snap->tid) {
+				short_ns += (uint64_t)snap->weight; /* settled at the end */
+			} else if (r) {
+				record_snapshot(r, recorders_labels(recs, r), hints, labels, snap);
+				if (r == rec && snap->tid && snap->how != SNAP_MARKER)
+					settle_add(&st, (uint32_t)snap->tid, (uint64_t)snap->weight);
+			}
+			snapshot_free(snap);
 		}
-		snapshot_free(snap);
+		if (closed)
+			break;
 	}
 	if (q->progress)
 		q->progress(0, 0, 0, 0, 1);

@@ -118,13 +118,17 @@ static void change(size_t i, uint32_t tid, uint64_t ns, uint32_t set)
 		h->lslot_count = i + 1;
 }
 
-/* The labels of tid at ns as "k=v k=v". */
+/* The labels of tid at ns as "k=v k=v" (ns is always newer than the last read here). */
 static const char *at(struct label_src *s, uint32_t tid, uint64_t ns)
 {
 	static char out[512];
 	struct profile_label_in l[LABELSRC_MAX];
-	size_t n = labelsrc_at(s, tid, t0 + ns, l, LABELSRC_MAX), i, k = 0;
+	size_t n, i, k = 0;
 
+	/* As the samplers do: a read after the sample's time, then the lookup. */
+	if (!labelsrc_ready(s, t0 + ns))
+		labelsrc_sync(s);
+	n = labelsrc_at(s, tid, t0 + ns, l, LABELSRC_MAX);
 	out[0] = 0;
 	for (i = 0; i < n; i++)
 		k += (size_t)snprintf(out + k, sizeof(out) - k, "%s%s=%s", i ? " " : "", l[i].key,
