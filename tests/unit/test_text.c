@@ -2,7 +2,8 @@
  * test_text.c — the text writers against hand-built profiles: Go's debug=1
  * count form (ordering, return addresses on the "@" line, call sites and
  * offsets on the "#" lines, sorted quoted labels, unknown functions) and
- * the thread dump (one block per thread by tid, state and syscall, frames
+ * the thread dump (one block per thread by tid, state and syscall, the
+ * program's own labels, frames
  * with object names, inlined lines, an empty stack).
  */
 #include <setjmp.h>
@@ -181,6 +182,44 @@ static void test_dump(void **state)
 	buf_release(&out);
 }
 
+/* The program's own labels (cprof.h) print under the thread's line, cprof's own do not. */
+static void test_dump_labels(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t a[] = { f->leaf, f->root };
+	struct profile_label_in l[5];
+	int64_t v = 1;
+	struct buf out;
+
+	memset(l, 0, sizeof(l));
+	l[0].key = "thread";
+	l[0].str = "worker";
+	l[1].key = "tid";
+	l[1].num = 12;
+	l[2].key = "state";
+	l[2].str = "running";
+	l[3].key = "endpoint";
+	l[3].str = "/search";
+	l[4].key = "tenant";
+	l[4].str = "a";
+	assert_int_equal(profile_add_sample(f->p, a, 2, &v, l, 5), 0);
+	add(f->p, a, 2, 1, "idle", 13, "sleeping", NULL);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(text_write_dump(f->p, "T", &out), 0);
+	assert_string_equal((char *)out.data,
+			    "T\n"
+			    "\n"
+			    "thread 12 \"worker\" running\n"
+			    "    labels: endpoint=/search tenant=a\n"
+			    "    #0   0x0000000000001016 epoll_wait+0x16 (server)\n"
+			    "    #1   0x0000000000003008 main+0x8 (server)\n"
+			    "\n"
+			    "thread 13 \"idle\" sleeping\n"
+			    "    #0   0x0000000000001016 epoll_wait+0x16 (server)\n"
+			    "    #1   0x0000000000003008 main+0x8 (server)\n");
+	buf_release(&out);
+}
+
 /* The top table leaves out nothing that holds samples: an address without a name too. */
 static void test_top_unnamed(void **state)
 {
@@ -242,6 +281,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_count_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_count_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dump_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_form, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_top_unnamed, setup, teardown),
 	};
