@@ -3,8 +3,8 @@
  * count form (ordering, return addresses on the "@" line, call sites and
  * offsets on the "#" lines, sorted quoted labels, unknown functions) and
  * the thread dump (one block per thread by tid, state and syscall, the
- * program's own labels, frames
- * with object names, inlined lines, an empty stack).
+ * program's own labels, frames with object names, inlined lines, an empty
+ * stack).
  */
 #include <setjmp.h>
 #include <stdarg.h>
