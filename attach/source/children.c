@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attach/source/children.h"
 #include "common/err.h"
@@ -146,7 +147,8 @@ static int by_cpu_desc(const void *a, const void *b)
 	return x->cpu_ticks < y->cpu_ticks ? 1 : x->cpu_ticks > y->cpu_ticks ? -1 : 0;
 }
 
-int children_note(pid_t root, const char *comm, const struct child_cpu *before, int nbefore)
+int children_note(pid_t root, const char *comm, const struct child_cpu *before, int nbefore,
+		  uint64_t own_ns, uint64_t window_ns)
 {
 	struct child_cpu now[CHILDREN_MAX];
 	char line[512];
@@ -165,7 +167,8 @@ int children_note(pid_t root, const char *comm, const struct child_cpu *before, 
 		total += now[i].cpu_ticks;
 		busy += now[i].cpu_ticks > 0;
 	}
-	if (!total)
+	if (!total || own_ns > window_ns / 100 ||
+	    (double)total * 1e9 / (double)sysconf(_SC_CLK_TCK) < 10.0 * (double)own_ns)
 		return 0;
 	qsort(now, (size_t)n, sizeof(now[0]), by_cpu_desc);
 	len = (size_t)snprintf(line, sizeof(line), "%d processes under it did:", busy);
@@ -175,7 +178,11 @@ int children_note(pid_t root, const char *comm, const struct child_cpu *before, 
 					100.0 * (double)now[i].cpu_ticks / (double)total);
 	if (busy > 5 && len < sizeof(line))
 		snprintf(line + len, sizeof(line) - len, ", ...");
-	note("%d (%s) used no CPU during the capture, but %s; --children profiles them too",
-	     (int)root, comm, line);
+	if (own_ns)
+		note("%d (%s) used almost no CPU during the capture (%.1f ms), but %s; --children "
+		     "profiles them too", (int)root, comm, (double)own_ns / 1e6, line);
+	else
+		note("%d (%s) used no CPU during the capture, but %s; --children profiles them too",
+		     (int)root, comm, line);
 	return busy;
 }

@@ -37,11 +37,15 @@ int children_list(pid_t root, pid_t *out, int max);
 int children_cpu(pid_t root, struct child_cpu *out, int max);
 
 /*
- * After a capture of root that found no CPU used: if its descendants used
- * some since before (as children_cpu() read it), say so on stderr, naming
- * the busiest (pid, command, share of their CPU) and --children. Returns
- * how many descendants used CPU.
+ * After a capture of root over window_ns in which root used own_ns of CPU:
+ * if that is next to nothing (under 1% of one core) and its descendants
+ * used at least ten times as much since before (as children_cpu() read
+ * it), say so on stderr, naming the busiest (pid, command, share of their
+ * CPU) and --children. A master that forks a worker now and then is not
+ * idle, but its profile still misses the work. Returns how many
+ * descendants used CPU (0 when nothing was said).
  */
-int children_note(pid_t root, const char *comm, const struct child_cpu *before, int nbefore);
+int children_note(pid_t root, const char *comm, const struct child_cpu *before, int nbefore,
+		  uint64_t own_ns, uint64_t window_ns);
 
 #endif

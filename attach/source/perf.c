@@ -536,8 +536,8 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	rep->rec = *recorder_stats(c.rec);
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
 	rep->cpu_self_s = capture_self_cpu();
-	if (kids && rep->samples == 0 && !q->quiet && !rep->stop_signal)
-		children_note(c.pid, c.comm, kids, nkids);
+	if (kids && !q->quiet && !rep->stop_signal)
+		children_note(c.pid, c.comm, kids, nkids, rep->pf.cpu_process_ns, rep->duration_ns);
 	*out = prof;
 	prof = NULL;
 	code = EXIT_OK;

@@ -484,8 +484,8 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	rep->rec = *recorder_stats(rec);
 	recorders_release(recs, &rep->rec);
 	rep->cpu_self_s = capture_self_cpu();
-	if (nkids >= 0 && kids && rep->samples == 0 && !q->quiet && !rep->stop_signal)
-		children_note(t->pid, t->comm, kids, nkids);
+	if (nkids >= 0 && kids && !q->quiet && !rep->stop_signal)
+		children_note(t->pid, t->comm, kids, nkids, rep->sm.cpu_process_ns, rep->duration_ns);
 	free(kids);
 	free(recs);
 	free(sm);

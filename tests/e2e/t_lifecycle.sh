@@ -18,7 +18,9 @@ for sig in INT TERM; do
 	wait "$ap"
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
-	check "SIG$sig: exits 0 within 2s (rc $rc, ${ms}ms)" [ "$rc" = 0 -a "$ms" -lt 2000 ]
+	# A guard against a hang, not a speed test: after the window come the
+	# source lines (libdw on libc's debug file: ~2 s cold, 5 s at load 20).
+	check "SIG$sig: exits 0, no hang (rc $rc, ${ms}ms)" [ "$rc" = 0 -a "$ms" -lt 15000 ]
 	check "SIG$sig: the profile holds ~1.5s" \
 		awk '/^duration_nanos/ { exit !($2 > 1.2e9 && $2 < 3e9) }' <("$PBDUMP" "$WORK/$sig.pb.gz")
 	check "SIG$sig: says it stopped early" grep -q "stopped early" "$WORK/$sig.err"
