@@ -75,6 +75,20 @@ for t in search upload; do
 		near "${got:-0}" "$live" "$(awk -v l="$live" 'BEGIN { print 0.15 * l }')"
 done
 
+# Grouped by the program's labels (folded): each endpoint a root frame,
+# the heap's live bytes under it as -tagfocus finds them; the summary
+# lists the program's keys.
+"$ATTACH" -p "$TPID" -t heap --format folded --group-by endpoint -o "$WORK/heap.folded" -q \
+	--summary json >"$WORK/heap.json" || fail "heap folded capture failed"
+for t in search upload; do
+	live=$(field labelserver live_$t)
+	got=$(awk -v r="endpoint=/$t" '{ split($1, a, ";"); if (a[1] == r) s += $NF } END { print s + 0 }' "$WORK/heap.folded")
+	check "--group-by endpoint: endpoint=/$t roots $got bytes, within 15% of its live $live" \
+		near "$got" "$live" "$(awk -v l="$live" 'BEGIN { print 0.15 * l }')"
+done
+check "--summary json lists the program's label keys ($(cat "$WORK/heap.json"))" \
+	grep -q '"label_keys":\[[^]]*"endpoint","tenant"' "$WORK/heap.json"
+
 # The thread dump: every worker is inside a request, with both labels.
 "$ATTACH" -p "$TPID" -t threads --format dump -o "$WORK/dump.txt" -q || fail "dump failed"
 n=$(grep -c '^    labels: endpoint=/\(search\|upload\) tenant=[abc]$' "$WORK/dump.txt")
