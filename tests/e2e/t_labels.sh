@@ -136,9 +136,13 @@ inh=$(go tool pprof -sample_index=inuse_space -unit=bytes -tagfocus 'a=^1$' -top
 own=$(go tool pprof -sample_index=inuse_space -unit=bytes -tagfocus a=child -top \
 	"$WORK/child-heap.pb.gz" 2>/dev/null | sed -n 's/^Showing nodes accounting for \([0-9]*\)B.*/\1/p')
 echo "fork: the child's heap: ${inh:-0} bytes under the parent's labels (4 MiB kept), ${own:-0} under a=child (2 MiB)"
+# The 4 MiB block is always sampled at its size; a small allocation made
+# under the same labels is sampled now and then at ~64 KiB (the rate): CI
+# saw 4261909. Allowed: up to 10% over, never under.
 check "fork: the inherited 4 MiB block keeps the parent's labels in the child's heap" \
-	near "${inh:-0}" 4194304 1
-check "fork: the child's own 2 MiB block has the child's labels" near "${own:-0}" 2097152 1
+	awk -v v="${inh:-0}" 'BEGIN { exit !(v >= 4194304 && v <= 4194304 * 1.1) }'
+check "fork: the child's own 2 MiB block has the child's labels" \
+	awk -v v="${own:-0}" 'BEGIN { exit !(v >= 2097152 && v <= 2097152 * 1.1) }'
 kill -9 "$TPID" "$cpid" 2>/dev/null
 
 # Past the limits: cut and counted, said in one line, never an error.

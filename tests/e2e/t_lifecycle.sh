@@ -75,11 +75,22 @@ check "target exiting mid-capture: exit 5 (got $rc)" [ "$rc" = 5 ]
 check "target exiting mid-capture: says so" grep -q "exited during the capture" "$WORK/exit.err"
 check "target exiting mid-capture: profile written and valid" "$PBDUMP" "$WORK/exit.pb.gz" >/dev/null
 
-# A target that exits before using any CPU: exit 4, no file.
+# A target that exits having used (next to) no CPU: exit 4 and no file
+# when nothing was captured. Its exit itself is CPU, which the perf
+# sampler's clock may land in (CI's run: one sample in sleep's exit): then
+# exit 5 with the profile of that, which is right too; the two are told
+# apart by the profile's samples.
 sleep 0.5 &
 PIDS="$PIDS $!"
 "$ATTACH" -p "$!" -d 10s -t cpu -o "$WORK/gone.pb.gz" 2>"$WORK/gone.err"
 rc=$?
-check "target gone before anything was captured: exit 4 (got $rc)" [ "$rc" = 4 ]
-check "target gone: no file" [ ! -e "$WORK/gone.pb.gz" ]
+n=$([ -e "$WORK/gone.pb.gz" ] && "$PBDUMP" "$WORK/gone.pb.gz" | grep -c '^sample ')
+if [ "$rc" = 5 ] && [ "${n:-0}" -ge 1 ]; then
+	echo "the target's exit was sampled ($n samples): exit 5 with them"
+	check "target gone after a sample of its exit: says so" grep -q "exited during the capture" "$WORK/gone.err"
+	check "target gone after a sample of its exit: at most 3 samples" [ "$n" -le 3 ]
+else
+	check "target gone before anything was captured: exit 4 (got $rc)" [ "$rc" = 4 ]
+	check "target gone: no file" [ ! -e "$WORK/gone.pb.gz" ]
+fi
 finish
