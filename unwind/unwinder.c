@@ -325,10 +325,13 @@ static int recover_frame_pointer(struct unwinder *u, const struct thread_image *
 /*
  * A thread caught on a PLT-style stub (an indirect jump through memory)
  * that has no CFI: a static binary's .plt for its ifuncs has none. The
- * stub is entered by a call and touches no register but the pc, so the
- * return address is the word at sp, and that is checked: it must follow
- * a call, and a direct call must go to this stub. The walk then goes on
- * from the caller and must be complete. 0 when recovered, else -1.
+ * stub is entered by a call, or by a tail call's jump (static glibc jumps
+ * to its memcpy stub from six places), and touches no register but the
+ * pc, so the return address is the word at sp, and that is checked: it
+ * must follow a call (a direct one to this stub, or to the function that
+ * jumped here: which one is not known, so any direct call is taken). The
+ * walk then goes on from the caller and must be complete. 0 when
+ * recovered, else -1.
  */
 static int recover_stub_leaf(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
 			     uint8_t *sig, size_t max, struct walk *w)
@@ -346,8 +349,7 @@ static int recover_stub_leaf(struct unwinder *u, const struct thread_image *img,
 	r = &img->stack[k];
 	memcpy(&ret, r->bytes + (sp - r->addr), sizeof(ret));
 	kind = callsite_classify(u->space, ret, &target);
-	/* The stub's entry: at pc, or 4 bytes before it (endbr64). */
-	if (kind == CALLSITE_NONE || (kind == CALLSITE_DIRECT && target != pc && target + 4 != pc))
+	if (kind == CALLSITE_NONE)
 		return -1;
 	t.regs.r[DWARF_RIP] = ret;
 	t.regs.r[DWARF_RSP] = sp + 8;
