@@ -169,9 +169,11 @@ pprof_cum() {
 # breaks (CI's runs missed 5% that way with nothing wrong).
 check_cpu_total() {
 	local prof=$1 stats=$2 a0=$3 a1=$4 w0=$5 w1=$6 tol=$7 total got clock dur scaled
-	total=$(go tool pprof -top -symbolize=none "$prof" 2>/dev/null |
+	# -unit=ms: pprof otherwise scales to the smallest sample's unit (CI's
+	# profile had a sample of a few us: "Total samples = 9838529.34us").
+	total=$(go tool pprof -top -unit=ms -symbolize=none "$prof" 2>/dev/null |
 		awk '/Total samples =/ { v = $0; sub(/.*Total samples = /, "", v); sub(/ .*/, "", v); print v }')
-	got=$(awk -v v="$total" 'BEGIN { if (v ~ /ms$/) { sub(/ms/, "", v); print v } else if (v ~ /s$/) { sub(/s/, "", v); print v * 1000 } else print 0 }')
+	got=$(awk -v v="$total" 'BEGIN { if (v ~ /^[0-9.]+ms$/) { sub(/ms/, "", v); print v } else print -1 }')
 	clock=$(sed -n "s/.*the process's clock \([0-9.]*\)ms.*/\1/p; s/.* of the process's \([0-9.]*\)ms.*/\1/p" "$stats" | head -1)
 	dur=$("$PBDUMP" "$prof" | awk '/^duration_nanos/ { print $2 }')
 	scaled=$(awk -v c="$((a1 - a0))" -v d="$dur" -v w="$((w1 - w0))" 'BEGIN { printf "%d", c / 1e6 * d / w }')
