@@ -13,11 +13,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/array.h"
 #include "common/proc.h"
+#include "common/vmread.h"
 #include "unwind/cfitab.h"
 #include "unwind/debugfind.h"
 #include "unwind/elfimg.h"
@@ -112,18 +112,13 @@ static struct elf_image *open_debug(struct space *s, const char *path, const str
 /* The vDSO has no file: copy it out of the target (a few KiB, once). */
 static struct elf_image *read_vdso(struct space *s, const struct map_entry *e)
 {
-	struct iovec local, remote;
 	struct elf_image *img = NULL;
 	size_t len = e->end - e->start;
 	void *buf;
 
 	if (len == 0 || len > VDSO_MAX || !(buf = malloc(len)))
 		return NULL;
-	local.iov_base = buf;
-	local.iov_len = len;
-	remote.iov_base = (void *)(uintptr_t)e->start;
-	remote.iov_len = len;
-	if (process_vm_readv(s->pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+	if (vm_read(s->pid, e->start, buf, len) == 0)
 		img = elf_image_from_mem(buf, len);
 	free(buf);
 	return img;

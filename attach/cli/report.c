@@ -94,6 +94,11 @@ static void report_perf(const struct capture_report *r)
 	if (p->threads_opened)
 		fprintf(stderr, "cprof-attach: stats: %llu threads given events at the start\n",
 			(unsigned long long)p->threads_opened);
+	if (p->altstack || p->altstack_stale)
+		fprintf(stderr,
+			"cprof-attach: stats: %llu samples on an alternate signal stack, their "
+			"interrupted stack read from memory (%llu refused: the thread had moved on)\n",
+			(unsigned long long)p->altstack, (unsigned long long)p->altstack_stale);
 	fprintf(stderr,
 		"cprof-attach: stats: CPU: the process's clock %.1fms, the samples' periods %.1fms; "
 		"%llu threads' samples scaled to their clocks (x%.2f..x%.2f); threads that ended "

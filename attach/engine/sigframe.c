@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attach/engine/sigframe.h"
+#include "common/vmread.h"
 
 #define W_RESTORER 0
 #define W_UC_FLAGS 1
@@ -98,4 +99,18 @@ int sigframe_find(const unsigned char *buf, uint64_t base, size_t len, struct si
 			return 0;
 	}
 	return -1;
+}
+
+int sigframe_restorer(pid_t pid, uint64_t *known, uint64_t addr)
+{
+	/* mov $15,%rax (rt_sigreturn); syscall */
+	static const unsigned char code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	unsigned char b[sizeof(code)];
+
+	if (addr && addr == *known)
+		return 1;
+	if (vm_read(pid, addr, b, sizeof(b)) < 0 || memcmp(b, code, sizeof(code)))
+		return 0;
+	*known = addr;
+	return 1;
 }

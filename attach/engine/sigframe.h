@@ -19,11 +19,13 @@
  *    outermost frame: one nested on the same stack is skipped), saved pc
  *    and return address not zero, the FPU state pointer zero or above the
  *    frame within the alternate stack. The return
- *    address being the kernel's rt_sigreturn trampoline is the caller's
- *    check: it needs the target's code.
+ *    address being the kernel's rt_sigreturn trampoline is checked apart,
+ *    in the target's code (sigframe_restorer(): the one function here that
+ *    reads the target).
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Bytes of a frame read here: return address and ucontext (uc_sigmask included). */
 #define SIGFRAME_LEN 312
@@ -48,5 +50,13 @@ int sigframe_check(const unsigned char *buf, uint64_t base, size_t len, uint64_t
 
 /* The lowest signal frame in buf as above: 0 and *f filled, or -1. */
 int sigframe_find(const unsigned char *buf, uint64_t base, size_t len, struct sigframe *f);
+
+/*
+ * Whether addr, in process pid, is the kernel's rt_sigreturn trampoline
+ * ("mov $15,%rax; syscall"), as a signal frame's return address must be.
+ * *known remembers the last address found to be one (start it at 0), so
+ * that the check reads the target's code once: 1 or 0.
+ */
+int sigframe_restorer(pid_t pid, uint64_t *known, uint64_t addr);
 
 #endif

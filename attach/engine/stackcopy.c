@@ -11,38 +11,11 @@
  * so that unwinding crosses from the handler into the interrupted frames.
  */
 #include <string.h>
-#include <sys/uio.h>
 #include <sys/user.h>
 
 #include "attach/engine/sigframe.h"
 #include "attach/engine/stackcopy.h"
-
-#define MAX_IOV 256
-
-/* Copy the stack from sp up, page by page so that a hole ends the copy cleanly. */
-static size_t copy_stack(pid_t pid, uint64_t sp, unsigned char *buf, size_t cap)
-{
-	struct iovec local, remote[MAX_IOV];
-	uint64_t a = sp, end = sp + cap, next;
-	ssize_t r;
-	int n = 0;
-
-	if (end < sp)
-		end = UINT64_MAX;
-	while (a < end && n < MAX_IOV) {
-		next = (a & ~(uint64_t)4095) + 4096;
-		if (next > end || next == 0)
-			next = end;
-		remote[n].iov_base = (void *)(uintptr_t)a;
-		remote[n].iov_len = next - a;
-		a = next;
-		n++;
-	}
-	local.iov_base = buf;
-	local.iov_len = (size_t)(a - sp);
-	r = process_vm_readv(pid, &local, 1, remote, (unsigned long)n, 0);
-	return r < 0 ? 0 : (size_t)r;
-}
+#include "common/vmread.h"
 
 void stackcopy_regs(struct regs *r, const struct user_regs_struct *u)
 {
@@ -77,26 +50,6 @@ static size_t copy_size(struct session *s, pid_t tid, uint64_t sp, int *known)
 }
 
 /*
- * Whether a signal frame's return address is the kernel's rt_sigreturn
- * trampoline ("mov $15,%rax; syscall"), read from the target's code; the
- * last address found to be is remembered, so this costs a read once.
- */
-static int restorer_ok(struct session *s, uint64_t addr)
-{
-	static const unsigned char code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
-	unsigned char b[sizeof(code)];
-	struct iovec local = { b, sizeof(b) }, remote = { (void *)(uintptr_t)addr, sizeof(b) };
-
-	if (addr && addr == s->restorer)
-		return 1;
-	if (process_vm_readv(s->pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(b) ||
-	    memcmp(b, code, sizeof(code)))
-		return 0;
-	s->restorer = addr;
-	return 1;
-}
-
-/*
  * Copy a thread's stack into snap, from sp up: region 0. When sp is not
  * within reach of the thread's learnt stack end, look for a handler's
  * signal frame on an alternate stack in the copy (first where it was last
@@ -116,8 +69,10 @@ static int popped_frame(struct session *s, uint64_t sp, uint64_t pc, struct sigf
 	unsigned char b[SIGFRAME_LEN];
 
 	/* At the trampoline's start, or at its syscall once the mov is done (pc + 7). */
-	if (sp < 8 || !(restorer_ok(s, pc) || (pc >= 7 && restorer_ok(s, pc - 7))) ||
-	    copy_stack(s->pid, sp - 8, b, sizeof(b)) != sizeof(b))
+	if (sp < 8 ||
+	    !(sigframe_restorer(s->pid, &s->restorer, pc) ||
+	      (pc >= 7 && sigframe_restorer(s->pid, &s->restorer, pc - 7))) ||
+	    vm_read(s->pid, sp - 8, b, sizeof(b)) < 0)
 		return -1;
 	return sigframe_check(b, sp - 8, sizeof(b), sp - 8, f);
 }
@@ -139,7 +94,7 @@ void stackcopy_image(struct session *s, pid_t tid, uint64_t sp, uint64_t pc,
 		else
 			frame = 0;
 	}
-	len = copy_stack(s->pid, sp, snap->stack, n);
+	len = vm_read_upto(s->pid, sp, snap->stack, n);
 	img->nstacks = 1;
 	img->stack[0].addr = sp;
 	img->stack[0].len = len;
@@ -148,7 +103,7 @@ void stackcopy_image(struct session *s, pid_t tid, uint64_t sp, uint64_t pc,
 		return;
 	found = (frame && sigframe_check(snap->stack, sp, len, frame, &f) == 0) ||
 		sigframe_find(snap->stack, sp, len, &f) == 0 || popped_frame(s, sp, pc, &f) == 0;
-	if (!found || !restorer_ok(s, f.restorer)) {
+	if (!found || !sigframe_restorer(s->pid, &s->restorer, f.restorer)) {
 		if (frame)
 			hints_alt_set(s->hints, tid, 0, 0); /* not there any more */
 		return;
@@ -164,7 +119,7 @@ void stackcopy_image(struct session *s, pid_t tid, uint64_t sp, uint64_t pc,
 		n1 = (size_t)(f.alt_lo - f.sp); /* up to the alternate stack, not into it */
 	img->stack[1].addr = f.sp;
 	img->stack[1].bytes = snap->stack + len;
-	img->stack[1].len = copy_stack(s->pid, f.sp, snap->stack + len, n1);
+	img->stack[1].len = vm_read_upto(s->pid, f.sp, snap->stack + len, n1);
 	img->nstacks = 2;
 	s->stats.altstack_copies++;
 }

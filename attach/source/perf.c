@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "attach/engine/target.h"
+#include "attach/perf/altstack.h"
 #include "attach/perf/access.h"
 #include "attach/perf/events.h"
 #include "attach/source/children.h"
@@ -62,6 +63,7 @@ struct pcap {
 	pid_t pid;
 	const char *comm;
 	struct recorder *rec;
+	struct altstack alt;       /* handlers' interrupted stacks */
 	struct label_src *lab;     /* the program's labels */
 	struct perf_events ev;
 	struct perf_stats *st;
@@ -476,6 +478,9 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		}
 		goto out;
 	}
+	/* Above what perf copies, the ptrace sampler's cap (--stack-size). */
+	if (altstack_init(&c.alt, c.pid, q->stack_cap) == 0)
+		recorder_set_refill(c.rec, altstack_complete, &c.alt);
 	code = pcap_open(&c, a, rep);
 	if (code != EXIT_OK) {
 		*refused = code == EXIT_ATTACH;
@@ -529,6 +534,8 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	rep->pf.ring_bytes = c.ev.ring_bytes;
 	rep->pf.rings = (uint32_t)c.ev.nrings;
 	rep->pf.stack_bytes = c.ev.cfg.stack_bytes;
+	rep->pf.altstack = c.alt.completed;
+	rep->pf.altstack_stale = c.alt.stale;
 	if (!q->quiet)
 		labelsrc_warn(c.lab, labelsrc_header(c.lab), c.pid, c.comm);
 	/* Source lines and inlined frames, like every source (doc/DESIGN.md). */
@@ -544,6 +551,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 out:
 	perf_events_release(&c.ev);
 	recorder_free(c.rec);
+	altstack_release(&c.alt);
 	labelsrc_free(c.lab);
 	profile_free(prof);
 	free(kids);

@@ -55,6 +55,12 @@ struct recorder {
 	struct perfmap jit;   /* the target's /tmp/perf-PID.map */
 	int jit_state;        /* 0 not read, 1 read, -1 none */
 	uint64_t jit_read_ns; /* when it was last read */
+	/* recorder_set_refill(): */
+	int (*refill)(void *ctx, const struct thread_image *img, struct thread_image *out);
+	void *refill_ctx;
+	struct thread_image img2; /* what refill built */
+	uint64_t *pcs2;           /* its walk, until it is kept */
+	uint8_t *sig2;
 };
 
 static uint64_t recorder_mapping(struct recorder *r, struct space_obj *o)
@@ -221,6 +227,8 @@ void recorder_free(struct recorder *r)
 	space_free(r->space);
 	free(r->pcs);
 	free(r->sig);
+	free(r->pcs2);
+	free(r->sig2);
 	free(r->ids);
 	free(r->map_ids);
 	u64map_release(&r->locs);
@@ -272,6 +280,48 @@ int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
 	return 0;
 }
 
+void recorder_set_refill(struct recorder *r,
+			 int (*fn)(void *ctx, const struct thread_image *img,
+				   struct thread_image *out),
+			 void *ctx)
+{
+	if (fn && !r->pcs2) {
+		r->pcs2 = calloc(r->max_depth, sizeof(*r->pcs2));
+		r->sig2 = calloc(r->max_depth, sizeof(*r->sig2));
+		if (!r->pcs2 || !r->sig2)
+			return; /* no second chance: stacks stay as they are */
+	}
+	r->refill = fn;
+	r->refill_ctx = ctx;
+}
+
+/*
+ * A walk of n frames that stopped early (*flags): when it crossed a signal
+ * frame and stopped for want of stack bytes, walk again over the image the
+ * refill function builds, and keep that walk when it goes further. The
+ * frames' count kept, with *flags to match.
+ */
+static size_t recorder_refill(struct recorder *r, const struct thread_image *img, size_t n,
+			      unsigned *flags)
+{
+	unsigned cause = UNWIND_CAUSE(*flags), flags2 = 0;
+	size_t i, n2;
+
+	if (cause != UNWIND_CAUSE_STACK_COPY && cause != UNWIND_CAUSE_MEMORY)
+		return n;
+	for (i = 0; i < n && !r->sig[i]; i++)
+		;
+	if (i >= n || r->refill(r->refill_ctx, img, &r->img2) < 0)
+		return n;
+	n2 = unwinder_unwind(r->unw, &r->img2, r->pcs2, r->sig2, r->max_depth, &flags2);
+	if (n2 <= n)
+		return n;
+	memcpy(r->pcs, r->pcs2, n2 * sizeof(*r->pcs));
+	memcpy(r->sig, r->sig2, n2 * sizeof(*r->sig));
+	*flags = flags2;
+	return n2;
+}
+
 int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *img,
 		 const int64_t *values, const struct profile_label_in *labels, size_t nlabels)
 {
@@ -280,6 +330,8 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 	uint64_t id;
 
 	n = unwinder_unwind(r->unw, img, r->pcs, r->sig, r->max_depth, &flags);
+	if (r->refill && (flags & UNWIND_PARTIAL))
+		n = recorder_refill(r, img, n, &flags);
 	r->last_flags = flags;
 	for (i = 0; i < n; i++) {
 		id = recorder_location(r, r->pcs[i], r->sig[i]);

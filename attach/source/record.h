@@ -75,6 +75,19 @@ int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
 		    const struct profile_label_in *labels, size_t nlabels);
 
 /*
+ * A second chance for a stack whose walk crossed a signal frame and then
+ * stopped for want of stack bytes (a handler on an alternate signal
+ * stack, of which a perf sample holds only the alternate stack): fn builds
+ * from img, in its own storage, an image that also holds the interrupted
+ * stack, returning 0 (the walk is then done again on it, and kept when it
+ * goes further), or -1. fn NULL: none, the default.
+ */
+void recorder_set_refill(struct recorder *r,
+			 int (*fn)(void *ctx, const struct thread_image *img,
+				   struct thread_image *out),
+			 void *ctx);
+
+/*
  * Add a sample whose stack is already known: pcs[0..n) are call sites
  * (return address - 1), innermost first; truncated adds the "[truncated]"
  * root frame. 0 or -1.

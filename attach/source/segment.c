@@ -16,17 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "attach/source/segment.h"
+#include "common/vmread.h"
 #include "unwind/maps.h"
 
 int segment_read_process(void *ctx, uint64_t addr, void *buf, size_t n)
 {
-	struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
-	pid_t pid = (pid_t)(intptr_t)ctx;
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+	return vm_read((pid_t)(intptr_t)ctx, addr, buf, n);
 }
 
 int segment_find(pid_t pid, uint64_t *addr, uint64_t *len)
