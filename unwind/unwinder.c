@@ -59,21 +59,21 @@ void unwinder_free(struct unwinder *u)
 	free(u);
 }
 
-/*
- * Whether ip is the x86_64 Linux signal trampoline, "mov $15,%rax;
- * syscall" (rt_sigreturn), which the kernel makes every handler return
- * to. libunwind 1.6 only knows after stepping; matching the code bytes,
- * read from the object's file, is cheap and exact.
- */
-#define SIGRETURN_LEN 9
-#define SIGRETURN_AT_SYSCALL 7 /* the syscall instruction, after "mov $15,%rax" */
+/* mov $15,%rax; syscall */
+const unsigned char unwind_sigreturn_code[SIGRETURN_LEN] = { 0x48, 0xc7, 0xc0, 0x0f, 0,
+							    0,    0,    0x0f, 0x05 };
 
+/*
+ * Whether ip is the signal trampoline (unwinder.h). libunwind 1.6 only
+ * knows after stepping; matching the code bytes, read from the object's
+ * file, is cheap and exact.
+ */
 static int is_sigreturn(struct unwinder *u, unw_word_t ip)
 {
-	static const unsigned char code[SIGRETURN_LEN] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
-	unsigned char b[sizeof(code)];
+	unsigned char b[SIGRETURN_LEN];
 
-	return space_read(u->space, ip, b, sizeof(b)) == 0 && !memcmp(b, code, sizeof(code));
+	return space_read(u->space, ip, b, sizeof(b)) == 0 &&
+	       !memcmp(b, unwind_sigreturn_code, sizeof(b));
 }
 
 /*
@@ -165,7 +165,7 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 	unw_cursor_t c;
 	unw_word_t ip = img->regs.r[DWARF_RIP], prev_sp = 0, sp;
 	struct thread_image in_sigreturn;
-	int r, exact, go;
+	int r, exact, go, back;
 
 	/*
 	 * A thread sampled inside rt_sigreturn (by perf, in the kernel: ptrace
@@ -174,16 +174,17 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 	 * covers it. It is the trampoline's frame all the same: unwind from
 	 * the trampoline's start, which the signal frame handling knows.
 	 */
-	if (ip >= SIGRETURN_LEN && !is_sigreturn(u, ip) && is_sigreturn(u, ip - SIGRETURN_LEN)) {
-		in_sigreturn = *img;
-		in_sigreturn.regs.r[DWARF_RIP] = ip -= SIGRETURN_LEN;
-		img = &in_sigreturn;
-	} else if (ip >= SIGRETURN_AT_SYSCALL && !is_sigreturn(u, ip) &&
-		   is_sigreturn(u, ip - SIGRETURN_AT_SYSCALL)) {
-		/* Stopped at the syscall itself, the mov done: the same frame (ptrace saw it). */
-		in_sigreturn = *img;
-		in_sigreturn.regs.r[DWARF_RIP] = ip -= SIGRETURN_AT_SYSCALL;
-		img = &in_sigreturn;
+	/* Stopped at the syscall itself, the mov done, is the same frame (ptrace saw it). */
+	if (!is_sigreturn(u, ip)) {
+		back = ip >= SIGRETURN_LEN && is_sigreturn(u, ip - SIGRETURN_LEN) ? SIGRETURN_LEN
+		       : ip >= SIGRETURN_AT_SYSCALL && is_sigreturn(u, ip - SIGRETURN_AT_SYSCALL)
+			       ? SIGRETURN_AT_SYSCALL
+			       : 0;
+		if (back) {
+			in_sigreturn = *img;
+			in_sigreturn.regs.r[DWARF_RIP] = ip -= back;
+			img = &in_sigreturn;
+		}
 	}
 	w->flags = 0;
 	w->cause = UNWIND_CAUSE_NONE;

@@ -48,6 +48,18 @@ struct regs {
 	uint32_t valid; /* bit i set when r[i] is known */
 };
 
+/*
+ * The x86_64 Linux signal trampoline every handler returns to,
+ * "mov $15,%rax; syscall" (rt_sigreturn): its bytes, and where in it a
+ * thread's pc may be: at its start, at the syscall (the mov done), or just
+ * past it (a perf sample taken inside the call). The one definition: the
+ * unwinder and the alternate-stack code (attach/engine/sigframe.c) match
+ * these.
+ */
+#define SIGRETURN_LEN 9
+#define SIGRETURN_AT_SYSCALL 7
+extern const unsigned char unwind_sigreturn_code[SIGRETURN_LEN];
+
 /* Region 0 (sp's stack) and the stack interrupted by a handler on an alternate one. */
 #define IMAGE_MAX_REGIONS 2
 

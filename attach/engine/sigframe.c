@@ -12,6 +12,7 @@
 
 #include "attach/engine/sigframe.h"
 #include "common/vmread.h"
+#include "unwind/unwinder.h"
 
 #define W_RESTORER 0
 #define W_UC_FLAGS 1
@@ -103,14 +104,25 @@ int sigframe_find(const unsigned char *buf, uint64_t base, size_t len, struct si
 
 int sigframe_restorer(pid_t pid, uint64_t *known, uint64_t addr)
 {
-	/* mov $15,%rax (rt_sigreturn); syscall */
-	static const unsigned char code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
-	unsigned char b[sizeof(code)];
+	unsigned char b[SIGRETURN_LEN];
 
 	if (addr && addr == *known)
 		return 1;
-	if (vm_read(pid, addr, b, sizeof(b)) < 0 || memcmp(b, code, sizeof(code)))
+	if (vm_read(pid, addr, b, sizeof(b)) < 0 || memcmp(b, unwind_sigreturn_code, sizeof(b)))
 		return 0;
 	*known = addr;
 	return 1;
+}
+
+int sigframe_popped(pid_t pid, uint64_t *known, uint64_t pc, uint64_t *start)
+{
+	static const unsigned back[] = { 0, SIGRETURN_AT_SYSCALL, SIGRETURN_LEN };
+	unsigned i;
+
+	for (i = 0; i < sizeof(back) / sizeof(back[0]); i++)
+		if (pc >= back[i] && sigframe_restorer(pid, known, pc - back[i])) {
+			*start = pc - back[i];
+			return 0;
+		}
+	return -1;
 }

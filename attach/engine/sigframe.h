@@ -59,4 +59,12 @@ int sigframe_find(const unsigned char *buf, uint64_t base, size_t len, struct si
  */
 int sigframe_restorer(pid_t pid, uint64_t *known, uint64_t addr);
 
+/*
+ * For a thread whose pc is in the trampoline (at its start, its syscall,
+ * or just past it: unwind/unwinder.h), the trampoline's start in *start:
+ * then the handler has returned, popping the frame's return-address word,
+ * and the frame begins 8 bytes below sp. 0, or -1 when pc is elsewhere.
+ */
+int sigframe_popped(pid_t pid, uint64_t *known, uint64_t pc, uint64_t *start);
+
 #endif

@@ -67,11 +67,9 @@ static size_t copy_size(struct session *s, pid_t tid, uint64_t sp, int *known)
 static int popped_frame(struct session *s, uint64_t sp, uint64_t pc, struct sigframe *f)
 {
 	unsigned char b[SIGFRAME_LEN];
+	uint64_t start;
 
-	/* At the trampoline's start, or at its syscall once the mov is done (pc + 7). */
-	if (sp < 8 ||
-	    !(sigframe_restorer(s->pid, &s->restorer, pc) ||
-	      (pc >= 7 && sigframe_restorer(s->pid, &s->restorer, pc - 7))) ||
+	if (sp < 8 || sigframe_popped(s->pid, &s->restorer, pc, &start) < 0 ||
 	    vm_read(s->pid, sp - 8, b, sizeof(b)) < 0)
 		return -1;
 	return sigframe_check(b, sp - 8, sizeof(b), sp - 8, f);

@@ -33,25 +33,17 @@ void altstack_release(struct altstack *a)
  * A thread sampled at the trampoline itself (its handler has returned,
  * sigreturn is next) has popped the frame's return-address word: the
  * frame starts 8 bytes below sp, just outside the copy, and that word is
- * the trampoline's address, which pc is at, or 7 bytes into (past the
- * mov), or 9 (in the rt_sigreturn call, where the kernel took the sample).
- * Rebuild the frame's first bytes from the copy. 0 and *f, or -1.
+ * the trampoline's start (sigframe_popped()). Rebuild the frame's first
+ * bytes from it and the copy. 0 and *f, or -1.
  */
 static int popped_frame(struct altstack *a, const struct thread_image *img, struct sigframe *f)
 {
 	const struct stack_region *r0 = &img->stack[0];
-	uint64_t pc = img->regs.r[DWARF_RIP], start;
 	unsigned char b[SIGFRAME_LEN];
+	uint64_t start;
 
-	if (r0->len < sizeof(b) - 8 || r0->addr < 8)
-		return -1;
-	if (sigframe_restorer(a->pid, &a->restorer, pc))
-		start = pc;
-	else if (pc >= 7 && sigframe_restorer(a->pid, &a->restorer, pc - 7))
-		start = pc - 7;
-	else if (pc >= 9 && sigframe_restorer(a->pid, &a->restorer, pc - 9))
-		start = pc - 9; /* in the syscall: pc is past the trampoline's last byte */
-	else
+	if (r0->len < sizeof(b) - 8 || r0->addr < 8 ||
+	    sigframe_popped(a->pid, &a->restorer, img->regs.r[DWARF_RIP], &start) < 0)
 		return -1;
 	memcpy(b, &start, 8);
 	memcpy(b + 8, r0->bytes, sizeof(b) - 8);
