@@ -12,8 +12,10 @@
  *    cprof-attach reads it with process_vm_readv, so only a user allowed
  *    to ptrace the target can read it; nothing is ever written to a file;
  *  - the header is written once, before the segment is published, except
- *    bucket_count, dropped, threads_created, no_pool, fork_started and
- *    fork_copied, which only grow;
+ *    these counters, which only grow (atomic): bucket_count, dropped,
+ *    threads_created, no_pool, fork_started, fork_copied,
+ *    waits_untracked, and for labels labelset_count, lslot_count,
+ *    labels_dropped, labels_truncated, lslots_full, labels_unbalanced;
  *  - a fork child's segment starts with the parent's buckets, same order,
  *    each reduced to its live blocks (alloc = parent's alloc - free, free
  *    0; thread buckets empty) as they were at the fork: the parent changes
@@ -65,6 +67,7 @@
  *  - everything here is untrusted input for cprof-attach: it validates
  *    every size, offset and count before use.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #define SEG_MAGIC "CPROFSG1"       /* 8 bytes, no NUL */
@@ -244,5 +247,17 @@ struct seg_bucket {
 	uint64_t seq_end;             /* == seq when the counters are whole */
 	uint64_t frames[SEG_MAX_FRAMES];
 };
+
+/*
+ * The layout is read by other builds of cprof-attach: a field moved by
+ * accident must break the build, not the reader. Layout 3's header ends
+ * where layout 4's fields begin.
+ */
+_Static_assert(offsetof(struct seg_header, labelset_off) == SEG_HEADER_V3_SIZE,
+	       "layout 4's fields start where a layout-3 header ends");
+_Static_assert(sizeof(struct seg_labelset) == 16 + SEG_LABEL_PAIRS * sizeof(struct seg_label),
+	       "a label set is its hash, n, flags and pairs");
+_Static_assert(sizeof(struct seg_lslot) == 40 + SEG_LABEL_RING * sizeof(struct seg_lchange),
+	       "a label slot is its lock, owner, counters and ring");
 
 #endif

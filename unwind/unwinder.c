@@ -59,10 +59,6 @@ void unwinder_free(struct unwinder *u)
 	free(u);
 }
 
-/* mov $15,%rax; syscall */
-const unsigned char unwind_sigreturn_code[SIGRETURN_LEN] = { 0x48, 0xc7, 0xc0, 0x0f, 0,
-							    0,    0,    0x0f, 0x05 };
-
 /*
  * Whether ip is the signal trampoline (unwinder.h). libunwind 1.6 only
  * knows after stepping; matching the code bytes, read from the object's

@@ -58,7 +58,8 @@ struct regs {
  */
 #define SIGRETURN_LEN 9
 #define SIGRETURN_AT_SYSCALL 7
-extern const unsigned char unwind_sigreturn_code[SIGRETURN_LEN];
+static const unsigned char unwind_sigreturn_code[SIGRETURN_LEN] = { 0x48, 0xc7, 0xc0, 0x0f, 0,
+								    0,    0,    0x0f, 0x05 };
 
 /* Region 0 (sp's stack) and the stack interrupted by a handler on an alternate one. */
 #define IMAGE_MAX_REGIONS 2

@@ -2,9 +2,10 @@
  * labels.c — a target's own labels for the samples of a cpu, wall or
  * threads capture (labels.h). The shim keeps, per thread, a ring of its
  * last SEG_LABEL_RING label changes with their CLOCK_MONOTONIC times; this
- * reader copies the slots (segment_copy_slots: a read of ~4 KiB a
- * labelled thread) whenever a sample is newer than its last copy, and
- * appends each thread's new changes to a history of its own, so a sample
+ * reader copies the slots (segment_copy_slots: 24 bytes a labelled thread,
+ * and ~4 KiB for each whose labels changed) whenever a sample is newer
+ * than its last copy, and appends each thread's new changes to a history
+ * of its own, so a sample
  * finds the set in force at its time by a binary search however late it
  * is turned into a profile sample. A ptrace snapshot's time is taken with
  * the thread stopped, a perf sample's by the kernel at the interrupt:
@@ -86,28 +87,42 @@ const struct seg_header *labelsrc_header(const struct label_src *s)
 	return s && s->have_copy ? &s->copy.h : NULL;
 }
 
+/* Append "V TEXT" to what[*n..cap), comma-separated, when v is not 0. */
+static void labelsrc_say(char *what, size_t cap, size_t *n, uint64_t v, const char *text)
+{
+	int r;
+
+	if (!v || *n >= cap)
+		return;
+	r = snprintf(what + *n, cap - *n, "%s%llu %s", *n ? ", " : "", (unsigned long long)v,
+		     text);
+	if (r > 0)
+		*n += (size_t)r;
+}
+
 void labelsrc_warn(const struct label_src *s, const struct seg_header *h, pid_t pid,
 		   const char *comm)
 {
-	char what[512];
+	char what[512], text[80];
 	size_t n = 0;
 
 	what[0] = 0;
-#define LABELSRC_SAY(v, text)                                                                    \
-	do {                                                                                     \
-		if ((v) && n < sizeof(what))                                                     \
-			n += (size_t)snprintf(what + n, sizeof(what) - n, "%s%llu " text,       \
-					      n ? ", " : "", (unsigned long long)(v));           \
-	} while (0)
 	if (h && h->version >= 4) {
-		LABELSRC_SAY(h->labels_dropped, "label changes past its 4096 label sets");
-		LABELSRC_SAY(h->labels_truncated, "label sets cut to 8 pairs or shorter strings");
-		LABELSRC_SAY(h->lslots_full, "threads past its 1024 label slots");
-		LABELSRC_SAY(h->labels_unbalanced, "unbalanced label pops or pushes too deep");
+		snprintf(text, sizeof(text), "label changes past its %llu label sets",
+			 (unsigned long long)h->labelset_cap);
+		labelsrc_say(what, sizeof(what), &n, h->labels_dropped, text);
+		snprintf(text, sizeof(text), "label sets cut to %d pairs or shorter strings",
+			 SEG_LABEL_PAIRS);
+		labelsrc_say(what, sizeof(what), &n, h->labels_truncated, text);
+		snprintf(text, sizeof(text), "threads past its %llu label slots",
+			 (unsigned long long)h->lslot_cap);
+		labelsrc_say(what, sizeof(what), &n, h->lslots_full, text);
+		labelsrc_say(what, sizeof(what), &n, h->labels_unbalanced,
+			     "unbalanced label pops or pushes too deep");
 	}
 	if (s)
-		LABELSRC_SAY(s->st.unknown, "samples whose labels changed too fast to be read");
-#undef LABELSRC_SAY
+		labelsrc_say(what, sizeof(what), &n, s->st.unknown,
+			     "samples whose labels changed too fast to be read");
 	if (n)
 		warning("the labels of %d (%s) are not all recorded: %s", (int)pid, comm, what);
 }
@@ -211,7 +226,7 @@ static void refresh(struct label_src *s, uint64_t now)
 	s->read_ns = now;
 	s->st.reads++;
 	if (segment_copy_slots(&c, segment_read_process, (void *)(intptr_t)s->pid, s->addr, s->len,
-			       why, sizeof(why)) < 0)
+			       s->have_copy ? &s->copy : NULL, why, sizeof(why)) < 0)
 		return;
 	s->st.torn += c.slots_torn;
 	for (i = 0; i < c.nslots; i++)

@@ -32,7 +32,7 @@
 
 #define LABELSRC_MAX_THREADS 65536
 #define LABELSRC_MAX_CHANGES 65536
-#define LABELSRC_MAX 8 /* labels a sample gets from the program: SEG_LABEL_PAIRS */
+#define LABELSRC_MAX SEG_LABEL_PAIRS /* labels a sample gets from the program */
 
 struct label_src;
 struct profile_label_in;

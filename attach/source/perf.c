@@ -561,23 +561,3 @@ out:
 	u64map_release(&cpu0);
 	return code;
 }
-
-static int capture_perf(const struct capture_req *q, struct profile **out,
-			struct capture_report *rep)
-{
-	struct perf_access a;
-	int refused, code;
-
-	perf_access_probe(&a);
-	code = perf_capture(q, &a, &refused, out, rep);
-	if (refused)
-		error("cannot sample %d (%s) with perf events: %s", (int)q->t->pid, q->t->comm,
-		      rep->sampler_why);
-	return code;
-}
-
-const struct source source_perf = {
-	.name = "perf",
-	.capture = capture_perf,
-	.can = SOURCE_CLOCK,
-};

@@ -174,10 +174,11 @@ static int copy_header(struct seg_copy *c, segment_read_fn *read, void *ctx, uin
  * immutable once published: one read, no lock.
  */
 static int copy_sets(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
-		     char *why, size_t cap)
+		     struct seg_copy *prev, char *why, size_t cap)
 {
 	const struct seg_header *h = &c->h;
-	uint64_t count, i;
+	uint64_t count, i, have = 0;
+	struct seg_labelset *v;
 	uint32_t k;
 
 	if (h->version < 4 || !h->labelset_cap)
@@ -188,17 +189,33 @@ static int copy_sets(struct seg_copy *c, segment_read_fn *read, void *ctx, uint6
 	if (count > h->labelset_cap)
 		count = h->labelset_cap;
 	c->h.labelset_count = count;
-	if (!count)
+	if (prev && prev->sets && prev->nsets <= count) {
+		c->sets = prev->sets; /* taken over: published sets never change */
+		have = prev->nsets;
+		prev->sets = NULL;
+		prev->nsets = 0;
+	}
+	c->nsets = have;
+	if (count == have)
 		return 0;
-	c->sets = malloc(count * sizeof(*c->sets));
-	if (!c->sets || read(ctx, addr + h->labelset_off, c->sets, count * sizeof(*c->sets)) < 0) {
-		free(c->sets);
-		c->sets = NULL;
-		snprintf(why, cap, "the segment's label sets are unreadable");
+	v = realloc(c->sets, count * sizeof(*c->sets));
+	if (!v || read(ctx, addr + h->labelset_off + have * sizeof(*v), v + have,
+		       (count - have) * sizeof(*v)) < 0) {
+		if (v)
+			c->sets = v;
+		snprintf(why, cap, v ? "the segment's label sets are unreadable" : "out of memory");
+		if (prev && have) {
+			/* prev stays the last good copy: give its sets back. */
+			prev->sets = c->sets;
+			prev->nsets = have;
+			c->sets = NULL;
+			c->nsets = 0;
+		}
 		return -1;
 	}
-	for (i = 0; i < count; i++) {
-		struct seg_labelset *s = &c->sets[i];
+	c->sets = v;
+	for (i = have; i < count; i++) {
+		struct seg_labelset *s = &v[i];
 
 		if (s->n > SEG_LABEL_PAIRS) {
 			memset(s, 0, sizeof(*s));
@@ -218,13 +235,24 @@ static int slot_whole(const struct seg_lslot *s)
 	return s->seq == s->seq_end && !(s->seq & 1);
 }
 
-/* The slots ever claimed, each whole (a few reads) or left out and counted. */
+/* Whether prev saw slot i with this owner and change count: nothing new in it. */
+static int slot_unchanged(const struct seg_copy *prev, uint64_t i, const struct seg_lslot *head)
+{
+	return prev && i < prev->nseen && prev->seen[i].tid == head->tid &&
+	       prev->seen[i].changes == head->changes;
+}
+
+/*
+ * The slots ever claimed, each whole (a few reads) or left out and
+ * counted; with prev, only those whose owner or change count moved since
+ * (segment_copy_slots()).
+ */
 static int copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
-		      char *why, size_t cap)
+		      const struct seg_copy *prev, char *why, size_t cap)
 {
 	const struct seg_header *h = &c->h;
 	uint64_t count = h->lslot_count, i, seq, off;
-	size_t k = 0;
+	size_t k = 0, head = offsetof(struct seg_lslot, cur);
 	int tries;
 
 	if (h->version < 4 || !h->lslot_cap)
@@ -234,9 +262,14 @@ static int copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint
 	if (!count)
 		return 0;
 	c->slots = malloc(count * sizeof(*c->slots));
-	if (!c->slots || read(ctx, addr + h->lslot_off, c->slots, count * sizeof(*c->slots)) < 0) {
-		free(c->slots);
-		c->slots = NULL;
+	c->seen = calloc(count, sizeof(*c->seen));
+	if (!c->slots || !c->seen) {
+		snprintf(why, cap, "out of memory");
+		return -1;
+	}
+	c->nseen = count;
+	/* Without prev, every slot is read: one read of them all. */
+	if (!prev && read(ctx, addr + h->lslot_off, c->slots, count * sizeof(*c->slots)) < 0) {
 		snprintf(why, cap, "the segment's label slots are unreadable");
 		return -1;
 	}
@@ -244,8 +277,22 @@ static int copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint
 		struct seg_lslot *s = &c->slots[k];
 
 		off = addr + h->lslot_off + i * sizeof(*s);
-		if (k != i)
+		if (prev) {
+			if (read(ctx, off, s, head) < 0) {
+				snprintf(why, cap, "the segment's label slots are unreadable");
+				return -1;
+			}
+			if (slot_unchanged(prev, i, s)) {
+				c->seen[i] = prev->seen[i];
+				continue;
+			}
+			if (read(ctx, off, s, sizeof(*s)) < 0) {
+				snprintf(why, cap, "the segment's label slots are unreadable");
+				return -1;
+			}
+		} else if (k != i) {
 			*s = c->slots[i];
+		}
 		/* A second look at seq: the copy is whole only if it did not move meanwhile. */
 		for (tries = 0; tries <= SEGMENT_RETRIES; tries++) {
 			if (read(ctx, off, &seq, sizeof(seq)) < 0)
@@ -258,24 +305,36 @@ static int copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint
 			}
 		}
 		if (tries > SEGMENT_RETRIES || !slot_whole(s) || s->state > SEG_LSLOT_EXITED) {
-			c->slots_torn++;
+			c->slots_torn++; /* seen[i] stays empty: read again next time */
 			continue;
 		}
+		c->seen[i].tid = s->tid;
+		c->seen[i].changes = s->changes;
 		k++;
 	}
 	c->nslots = k;
 	return 0;
 }
 
+/* Whether prev is a copy of the same segment as c's header says. */
+static int same_segment(const struct seg_copy *c, const struct seg_copy *prev)
+{
+	return prev && prev->h.pid == c->h.pid && prev->h.created_ns == c->h.created_ns &&
+	       prev->h.version == c->h.version && prev->h.lslot_off == c->h.lslot_off &&
+	       prev->h.labelset_off == c->h.labelset_off;
+}
+
 int segment_copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
-		       uint64_t len, char *why, size_t cap)
+		       uint64_t len, struct seg_copy *prev, char *why, size_t cap)
 {
 	int r = copy_header(c, read, ctx, addr, len, why, cap);
 
 	if (r < 0)
 		return r;
-	if (copy_slots(c, read, ctx, addr, why, cap) < 0 ||
-	    copy_sets(c, read, ctx, addr, why, cap) < 0) {
+	if (!same_segment(c, prev))
+		prev = NULL;
+	if (copy_slots(c, read, ctx, addr, prev, why, cap) < 0 ||
+	    copy_sets(c, read, ctx, addr, prev, why, cap) < 0) {
 		segment_release(c);
 		return -1;
 	}
@@ -345,7 +404,7 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 	free(seqs);
 	c->n = k;
 	/* The sets after the buckets: every set a copied bucket names is in. */
-	if (copy_sets(c, read, ctx, addr, why, cap) < 0) {
+	if (copy_sets(c, read, ctx, addr, NULL, why, cap) < 0) {
 		segment_release(c);
 		return -1;
 	}
@@ -365,10 +424,12 @@ void segment_release(struct seg_copy *c)
 	free(c->b);
 	free(c->sets);
 	free(c->slots);
+	free(c->seen);
 	c->b = NULL;
 	c->sets = NULL;
 	c->slots = NULL;
-	c->n = c->nsets = c->nslots = 0;
+	c->seen = NULL;
+	c->n = c->nsets = c->nslots = c->nseen = 0;
 }
 
 const struct seg_labelset *segment_labelset(const struct seg_copy *c, uint32_t id)

@@ -53,9 +53,17 @@ struct seg_copy {
 	struct seg_labelset *sets; /* label set id i is sets[i - 1] */
 	size_t nsets;
 	size_t sets_invalid;    /* sets emptied: malformed */
-	struct seg_lslot *slots; /* whole slots (segment_copy_slots) */
+	struct seg_lslot *slots; /* whole slots (segment_copy_slots): new or changed ones */
 	size_t nslots;
 	size_t slots_torn;      /* slots left out: changing during every read */
+	struct seg_slot_seen *seen; /* by slot index: the owner and changes last copied */
+	size_t nseen;
+};
+
+/* What a copy of a label slot saw, so that the next read skips it unchanged. */
+struct seg_slot_seen {
+	uint32_t tid;
+	uint64_t changes;
 };
 
 /*
@@ -71,9 +79,18 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
  * then the label sets (after the slots, so that every set a slot names
  * when read is in the copy). 0, -1 or -2 as segment_copy; a layout-3
  * segment gives none of either.
+ *
+ * prev, when not NULL, is the previous copy of the same segment (same
+ * pid, creation time and layout): its sets are taken over (sets never
+ * change once published; prev keeps none) and only those published since
+ * are read; a slot whose owner and change count are what prev saw is not
+ * copied again (one read of its first 24 bytes), so c->slots holds the
+ * new and changed slots only. Measured on 64 labelled threads, the
+ * attacher spent a third of its CPU copying every slot and set on every
+ * read (1.4% of a core; 4 MiB a read at 1024 threads).
  */
 int segment_copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
-		       uint64_t len, char *why, size_t cap);
+		       uint64_t len, struct seg_copy *prev, char *why, size_t cap);
 
 /* Free a copy's buckets, sets and slots. */
 void segment_release(struct seg_copy *c);

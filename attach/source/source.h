@@ -107,7 +107,6 @@ struct source {
 };
 
 extern const struct source source_ptrace;  /* ptrace.c */
-extern const struct source source_perf;    /* perf.c */
 extern const struct source source_auto;    /* auto.c: perf or ptrace, by --sampler and the kernel */
 extern const struct source source_segment; /* shim.c */
 

@@ -48,10 +48,24 @@ static void check_sets(const struct seg_copy *c)
 	}
 }
 
+/* What a slots copy promises: every slot whole, in a known state; seen[] sized to match. */
+static void check_slots(const struct seg_copy *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nslots; i++)
+		if (c->slots[i].seq != c->slots[i].seq_end || (c->slots[i].seq & 1) ||
+		    c->slots[i].state > SEG_LSLOT_EXITED)
+			__builtin_trap();
+	if (c->nslots > c->nseen)
+		__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mem m = { data, size };
 	struct seg_copy c;
+	struct seg_copy d;
 	char why[256];
 	size_t i;
 
@@ -63,12 +77,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_sets(&c);
 		segment_release(&c);
 	}
-	if (segment_copy_slots(&c, mem_read, &m, BASE, size, why, sizeof(why)) == 0) {
-		for (i = 0; i < c.nslots; i++)
-			if (c.slots[i].seq != c.slots[i].seq_end || (c.slots[i].seq & 1) ||
-			    c.slots[i].state > SEG_LSLOT_EXITED)
-				__builtin_trap();
+	if (segment_copy_slots(&c, mem_read, &m, BASE, size, NULL, why, sizeof(why)) == 0) {
+		check_slots(&c);
 		check_sets(&c);
+		/* Again with the first copy as prev: the incremental path on the same bytes. */
+		if (segment_copy_slots(&d, mem_read, &m, BASE, size, &c, why, sizeof(why)) == 0) {
+			check_slots(&d);
+			check_sets(&d);
+			segment_release(&d);
+		}
 		segment_release(&c);
 	}
 	return 0;

@@ -493,7 +493,7 @@ static void test_slots(void **state)
 	lslot(m, 0)->ring[1].set = 1;
 	lslot(m, 1)->seq = lslot(m, 1)->seq_end = 3;
 	hdr(m)->lslot_count = 99;
-	assert_int_equal(segment_copy_slots(&c, mem_read, m, BASE, m->len, why, sizeof(why)), 0);
+	assert_int_equal(segment_copy_slots(&c, mem_read, m, BASE, m->len, NULL, why, sizeof(why)), 0);
 	assert_int_equal(c.nslots, 1);
 	assert_int_equal(c.slots_torn, 1);
 	assert_int_equal(c.slots[0].tid, 100);
@@ -502,9 +502,83 @@ static void test_slots(void **state)
 	segment_release(&c);
 	lslot(m, 1)->seq = lslot(m, 1)->seq_end = 6;
 	lslot(m, 1)->state = 7; /* no such state */
-	assert_int_equal(segment_copy_slots(&c, mem_read, m, BASE, m->len, why, sizeof(why)), 0);
+	assert_int_equal(segment_copy_slots(&c, mem_read, m, BASE, m->len, NULL, why, sizeof(why)), 0);
 	assert_int_equal(c.nslots, 1);
 	segment_release(&c);
+	drop(m);
+}
+
+/*
+ * A copy made with the previous one: its sets are taken over and only new
+ * ones read; unchanged slots are not copied again, a slot with new changes
+ * or a new owner is; a torn slot is read again next time.
+ */
+static void test_slots_incremental(void **state)
+{
+	struct mem *m = make(2);
+	struct seg_copy a, b;
+	char why[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		lslot(m, i)->seq = lslot(m, i)->seq_end = 4;
+		lslot(m, i)->tid = 100 + (uint32_t)i;
+		lslot(m, i)->state = SEG_LSLOT_LIVE;
+		lslot(m, i)->changes = 1;
+	}
+	hdr(m)->lslot_count = 2;
+	lset(m, 0)->n = 1;
+	memcpy(lset(m, 0)->pair[0].key, "endpoint", 9);
+	hdr(m)->labelset_count = 1;
+	assert_int_equal(segment_copy_slots(&a, mem_read, m, BASE, m->len, NULL, why, sizeof(why)), 0);
+	assert_int_equal(a.nslots, 2);
+	assert_int_equal(a.nsets, 1);
+
+	/* Nothing moved: no slot copied, the set taken over. */
+	assert_int_equal(segment_copy_slots(&b, mem_read, m, BASE, m->len, &a, why, sizeof(why)), 0);
+	assert_int_equal(b.nslots, 0);
+	assert_int_equal(b.nsets, 1);
+	assert_null(a.sets);
+	assert_string_equal(segment_labelset(&b, 1)->pair[0].key, "endpoint");
+	segment_release(&a);
+
+	/* Slot 1 changed, slot 0 got a new owner, a set was published. */
+	lslot(m, 1)->changes = 2;
+	lslot(m, 1)->ring[1].set = 2;
+	lslot(m, 0)->tid = 200;
+	lset(m, 1)->n = 1;
+	memcpy(lset(m, 1)->pair[0].key, "tenant", 7);
+	hdr(m)->labelset_count = 2;
+	assert_int_equal(segment_copy_slots(&a, mem_read, m, BASE, m->len, &b, why, sizeof(why)), 0);
+	assert_int_equal(a.nslots, 2);
+	assert_int_equal(a.slots[0].tid, 200);
+	assert_int_equal(a.slots[1].ring[1].set, 2);
+	assert_int_equal(a.nsets, 2);
+	assert_string_equal(segment_labelset(&a, 1)->pair[0].key, "endpoint");
+	assert_string_equal(segment_labelset(&a, 2)->pair[0].key, "tenant");
+	segment_release(&b);
+
+	/* A slot torn now (its lock odd) is left out, and read again once whole. */
+	lslot(m, 1)->changes = 3;
+	lslot(m, 1)->seq = lslot(m, 1)->seq_end = 5;
+	assert_int_equal(segment_copy_slots(&b, mem_read, m, BASE, m->len, &a, why, sizeof(why)), 0);
+	assert_int_equal(b.nslots, 0);
+	assert_int_equal(b.slots_torn, 1);
+	segment_release(&a);
+	lslot(m, 1)->seq = lslot(m, 1)->seq_end = 6;
+	assert_int_equal(segment_copy_slots(&a, mem_read, m, BASE, m->len, &b, why, sizeof(why)), 0);
+	assert_int_equal(a.nslots, 1);
+	assert_int_equal(a.slots[0].changes, 3);
+	segment_release(&b);
+
+	/* Another segment (a new process image): prev is not used. */
+	hdr(m)->created_ns++;
+	assert_int_equal(segment_copy_slots(&b, mem_read, m, BASE, m->len, &a, why, sizeof(why)), 0);
+	assert_int_equal(b.nslots, 2);
+	assert_non_null(a.sets);
+	segment_release(&a);
+	segment_release(&b);
 	drop(m);
 }
 
@@ -626,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_read_fails),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_slots),
+		cmocka_unit_test(test_slots_incremental),
 		cmocka_unit_test(test_bad_label_headers),
 		cmocka_unit_test(test_layout3),
 		cmocka_unit_test(test_fuzz),
