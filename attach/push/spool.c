@@ -63,10 +63,21 @@ int spool_open(struct spool **sp, const char *dir, uint64_t cap)
 	*sp = NULL;
 	if (strlen(dir) >= sizeof(s->dir))
 		return error("spool directory \"%s\": name too long", dir);
-	if (mkdir_p(dir) < 0 || stat(dir, &st) < 0)
+	if (mkdir_p(dir) < 0 || lstat(dir, &st) < 0)
 		return error_errno("cannot create the spool directory \"%s\"", dir);
 	if (!S_ISDIR(st.st_mode))
 		return error("spool directory \"%s\" is not a directory", dir);
+	/*
+	 * What is spooled is profiles, later sent with our credentials: a
+	 * directory someone else owns or may write to (the /tmp fallback made
+	 * first by another user, a symlink) could read them or plant entries.
+	 */
+	if (st.st_uid != geteuid())
+		return error("spool directory \"%s\" belongs to another user (uid %u)", dir,
+			     (unsigned)st.st_uid);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return error("spool directory \"%s\" is writable by others (mode %03o)", dir,
+			     (unsigned)(st.st_mode & 0777));
 	if (access(dir, W_OK | X_OK) < 0)
 		return error_errno("cannot write to the spool directory \"%s\"", dir);
 	s = calloc(1, sizeof(*s));

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -189,6 +190,18 @@ static void test_spool(void **state)
 	}
 	spool_release(sp);
 	assert_int_equal(spool_open(&sp, "/proc/cprof-no-such/x", 1000), -1);
+	/* Refused: a directory others may write to, a symlink to one's own. */
+	{
+		char open_dir[300], link[300];
+
+		snprintf(open_dir, sizeof(open_dir), "%s/open", dir);
+		snprintf(link, sizeof(link), "%s/link", dir);
+		assert_int_equal(mkdir(open_dir, 0700), 0);
+		assert_int_equal(chmod(open_dir, 0777), 0);
+		assert_int_equal(spool_open(&sp, open_dir, 1000), -1);
+		assert_int_equal(symlink(sub, link), 0);
+		assert_int_equal(spool_open(&sp, link, 1000), -1);
+	}
 	{
 		char cmd[128];
 
