@@ -82,7 +82,6 @@ struct sampler_results {
 	uint64_t cpu_unattributed_ns; /* CPU of threads never found running (a marker each) */
 	uint64_t cpu_process_ns;  /* cpu: the process's CPU clock over the capture */
 	uint64_t cpu_short_ns;    /* cpu: CPU no thread's clock showed (short-lived threads) */
-	uint64_t cpu_short_caught_ns; /* ... what the samples of ended threads weighed (source's) */
 	uint64_t weighed_ns;      /* what the queued samples weigh, together */
 	int niced;                /* the tracer thread runs at a raised priority */
 	uint64_t found_asleep;    /* cpu: stops that found the thread asleep (carried on) */

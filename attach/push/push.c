@@ -28,7 +28,7 @@
 #include "common/err.h"
 #include "common/proc.h"
 
-#define PENDING_MAX 4096u /* captures whose outcome is awaited (4 KiB each at most): 2.8 days at 1/min */
+#define PENDING_MAX 4096u /* captures whose outcome is awaited: 2.8 days at 1/min; a --summary json line each, usually ~1 KiB (series.c caps it at 64 KiB) */
 #define BACKOFF_MIN_NS (100ull * 1000000ull)
 #define BACKOFF_MAX_NS (30ull * 1000000000ull)
 #define MSG_MAX 240u

@@ -275,7 +275,6 @@ static void settle_short(struct settle *st, struct recorder *rec, pid_t pid, uin
 	}
 	settle_read_live(st, pid);
 	ended = settle_ended_weight(st);
-	rep->sm.cpu_short_caught_ns = ended;
 	if (ended) {
 		st->ended = (double)(ended + short_ns) / (double)ended;
 		settle_apply(st, recorder_profile(rec), 1);
