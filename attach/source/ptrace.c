@@ -261,8 +261,7 @@ static void seen_add(pid_t *seen, uint64_t *n, pid_t tid)
  * their samples are scaled up to carry it all. Caught none (or pid 0: the
  * process is gone, live threads cannot be told from ended ones): one frame.
  */
-static void settle_short(struct settle *st, struct recorder *rec, pid_t pid, uint64_t short_ns,
-			 struct capture_report *rep)
+static void settle_short(struct settle *st, struct recorder *rec, pid_t pid, uint64_t short_ns)
 {
 	int64_t v[2] = { 0, (int64_t)short_ns };
 	uint64_t ended;
@@ -472,9 +471,9 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	rep->lost_access = rep->sm.lost_access;
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
 	if (!rep->gone && !rep->execed)
-		settle_short(&st, rec, t->pid, short_ns, rep);
+		settle_short(&st, rec, t->pid, short_ns);
 	else if (short_ns)
-		settle_short(&st, rec, 0, short_ns, rep); /* no live threads to tell apart: the frame */
+		settle_short(&st, rec, 0, short_ns); /* no live threads to tell apart: the frame */
 	settle_release(&st);
 	if (!q->quiet)
 		labelsrc_warn(recs->lab[0], labelsrc_header(recs->lab[0]), t->pid, t->comm);
