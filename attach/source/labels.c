@@ -40,6 +40,7 @@ struct label_src {
 	pid_t pid;
 	int found;                   /* 1: the segment is at [addr, addr + len) */
 	int absent;                  /* no libcprof.so in the process: never looked for again */
+	char other[256];             /* the segment is of a layout this build cannot read: why */
 	uint64_t addr, len;
 	uint64_t read_ns;            /* when the last copy began (0: none yet) */
 	uint64_t find_ns;            /* when the segment was last looked for */
@@ -125,6 +126,8 @@ void labelsrc_warn(const struct label_src *s, const struct seg_header *h, pid_t 
 			     "samples whose labels changed too fast to be read");
 	if (n)
 		warning("the labels of %d (%s) are not all recorded: %s", (int)pid, comm, what);
+	if (s && s->other[0])
+		warning("the labels of %d (%s) are not read: %s", (int)pid, comm, s->other);
 }
 
 /* tid's history, made on first sight; NULL past the cap or out of memory. */
@@ -207,6 +210,7 @@ static void refresh(struct label_src *s, uint64_t now)
 	struct seg_copy c;
 	char why[256];
 	size_t i;
+	int r;
 
 	if (!s->found) {
 		if (s->absent || (s->find_ns && now - s->find_ns < LABELSRC_FIND_NS))
@@ -225,8 +229,15 @@ static void refresh(struct label_src *s, uint64_t now)
 	}
 	s->read_ns = now;
 	s->st.reads++;
-	if (segment_copy_slots(&c, segment_read_process, (void *)(intptr_t)s->pid, s->addr, s->len,
-			       s->have_copy ? &s->copy : NULL, why, sizeof(why)) < 0)
+	r = segment_copy_slots(&c, segment_read_process, (void *)(intptr_t)s->pid, s->addr, s->len,
+			       s->have_copy ? &s->copy : NULL, why, sizeof(why));
+	if (r == -2) {
+		/* Another layout stays another: not read again, said once at the end. */
+		snprintf(s->other, sizeof(s->other), "%s", why);
+		s->found = 0;
+		s->absent = 1;
+	}
+	if (r < 0)
 		return;
 	s->st.torn += c.slots_torn;
 	for (i = 0; i < c.nslots; i++)
