@@ -447,6 +447,18 @@ size_t profile_nstrings(const struct profile *p)
 	return p->strings.n;
 }
 
+int profile_own_label(const char *key)
+{
+	static const char *const own[PROFILE_OWN_LABELS] = { "thread",	"tid", "state",
+							     "syscall", "pid", "process" };
+	int i;
+
+	for (i = 0; i < PROFILE_OWN_LABELS; i++)
+		if (!strcmp(key, own[i]))
+			return i;
+	return -1;
+}
+
 const char *profile_string(const struct profile *p, int64_t index)
 {
 	if (index < 0 || (uint64_t)index >= p->strings.n)

@@ -175,6 +175,16 @@ int profile_add_sample(struct profile *p, const uint64_t *location_ids, size_t n
 		       const int64_t *values, const struct profile_label_in *labels,
 		       size_t nlabels);
 
+/*
+ * The labels cprof gives samples itself, in this order: "thread", "tid",
+ * "state", "syscall", "pid", "process" (attach/source's LABEL_* bits are
+ * 1 << index). A program's label with one of these keys is dropped (the
+ * CPU settling finds samples by "tid"), and the writers tell them from
+ * the program's own. The index of key, or -1.
+ */
+#define PROFILE_OWN_LABELS 6
+int profile_own_label(const char *key);
+
 /* Read access for writers. Arrays stay valid until the next add. */
 size_t profile_nstrings(const struct profile *p);
 const char *profile_string(const struct profile *p, int64_t index); /* "" if out of range */

@@ -245,18 +245,6 @@ int text_write_contention(const struct profile *p, const char *name, struct buf 
 	return r;
 }
 
-/* A label cprof itself puts on a dump's samples, not one of the program's. */
-static int own_label(const char *key)
-{
-	static const char *const own[] = { "thread", "tid", "state", "syscall", "pid", "process" };
-	size_t i;
-
-	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-		if (!strcmp(key, own[i]))
-			return 1;
-	return 0;
-}
-
 /* The program's own labels (include/cprof.h) of s, "    labels: k=v k=v", if any. */
 static int put_program_labels(struct buf *out, const struct profile *p,
 			      const struct profile_sample *s)
@@ -267,7 +255,7 @@ static int put_program_labels(struct buf *out, const struct profile *p,
 
 	for (i = 0; i < s->nlabels && r == 0; i++) {
 		key = profile_string(p, s->labels[i].key);
-		if (!s->labels[i].str || own_label(key))
+		if (!s->labels[i].str || profile_own_label(key) >= 0)
 			continue;
 		if (first)
 			r = buf_printf(out, "    labels:");

@@ -290,18 +290,10 @@ static uint32_t history_at(const struct history *h, uint64_t ns)
 	return lo ? h->e[lo - 1].set : 0;
 }
 
+/* cprof's own labels, and "bytes" (heap samples' numeric label): not the program's to set. */
 static int reserved_key(const char *k)
 {
-	static const char *const r[] = { "thread", "tid", "pid", "process", "state", "syscall",
-					  "bytes" };
-	size_t i;
-
-	if (!*k)
-		return 1;
-	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++)
-		if (!strcmp(k, r[i]))
-			return 1;
-	return 0;
+	return !*k || profile_own_label(k) >= 0 || !strcmp(k, "bytes");
 }
 
 size_t labelsrc_set(const struct seg_copy *c, uint32_t id, struct profile_label_in *l,

@@ -17,21 +17,16 @@
 #include "model/profile.h"
 #include "unwind/debuginfo.h"
 
+_Static_assert(LABEL_THREAD == 1u << 0 && LABEL_TID == 1u << 1 && LABEL_STATE == 1u << 2 &&
+		       LABEL_SYSCALL == 1u << 3 && LABEL_PID == 1u << 4 &&
+		       LABEL_PROCESS == 1u << (PROFILE_OWN_LABELS - 1),
+	       "LABEL_* bits follow profile_own_label()'s order");
+
 unsigned capture_label_bit(const char *key)
 {
-	static const struct {
-		const char *key;
-		unsigned bit;
-	} names[] = {
-		{ "thread", LABEL_THREAD }, { "tid", LABEL_TID }, { "state", LABEL_STATE },
-		{ "syscall", LABEL_SYSCALL }, { "pid", LABEL_PID }, { "process", LABEL_PROCESS },
-	};
-	size_t i;
+	int i = profile_own_label(key);
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(names[i].key, key))
-			return names[i].bit;
-	return 0;
+	return i < 0 ? 0 : 1u << i;
 }
 
 struct debuginfo *capture_debug_new(void)
