@@ -109,36 +109,16 @@ static const char *pcap_name(struct pcap *c, uint32_t tid)
 	return c->name[c->nname++];
 }
 
-#define PCAP_LABELS 4 /* thread, tid, pid, process */
-
-/* The labels the request asks for (l has PCAP_LABELS). Returns how many. */
+/* The labels the request asks for (l has CAPTURE_THREAD_LABELS). Returns how many. */
 static size_t pcap_labels(struct pcap *c, uint32_t tid, struct profile_label_in *l)
 {
-	size_t n = 0;
-
-	memset(l, 0, PCAP_LABELS * sizeof(*l));
-	if (c->labels & LABEL_THREAD) {
-		l[n].key = "thread";
-		l[n++].str = pcap_name(c, tid);
-	}
-	if (c->labels & LABEL_TID) {
-		l[n].key = "tid";
-		l[n++].num = tid;
-	}
-	if (c->labels & LABEL_PID) {
-		l[n].key = "pid";
-		l[n++].num = c->pid;
-	}
-	if (c->labels & LABEL_PROCESS) {
-		l[n].key = "process";
-		l[n++].str = c->comm;
-	}
-	return n;
+	return capture_thread_labels(c->labels, pcap_name(c, tid), (pid_t)tid, c->pid, c->comm,
+				     l);
 }
 
 static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
 {
-	struct profile_label_in l[PCAP_LABELS + LABELSRC_MAX];
+	struct profile_label_in l[CAPTURE_THREAD_LABELS + LABELSRC_MAX];
 	struct thread_image img;
 	struct perf_sample s;
 	uint64_t w;
@@ -222,7 +202,7 @@ static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
 static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64map *cpu0,
 			uint64_t proc_ns)
 {
-	struct profile_label_in l[PCAP_LABELS];
+	struct profile_label_in l[CAPTURE_THREAD_LABELS];
 	uint64_t live = 0, c0, got, used, ended_w, floor;
 	int64_t v[2];
 	double f;

@@ -108,29 +108,14 @@ static void record_snapshot(struct recorder *rec, struct label_src *lab,
 	unsigned k;
 	int overran, complete;
 
-	struct profile_label_in l[6 + LABELSRC_MAX];
+	struct profile_label_in l[CAPTURE_THREAD_LABELS + 2 + LABELSRC_MAX]; /* + state, syscall */
 	int64_t v[2] = { snap->count, snap->weight };
 	const char *sc = NULL;
 	char nr[32];
 	size_t nl = 0;
 
 	memset(l, 0, sizeof(l));
-	if (labels & LABEL_THREAD) {
-		l[nl].key = "thread";
-		l[nl++].str = snap->name[0] ? snap->name : "?";
-	}
-	if (labels & LABEL_TID) {
-		l[nl].key = "tid";
-		l[nl++].num = snap->tid;
-	}
-	if (labels & LABEL_PID) {
-		l[nl].key = "pid";
-		l[nl++].num = snap->pid;
-	}
-	if (labels & LABEL_PROCESS) {
-		l[nl].key = "process";
-		l[nl++].str = snap->comm && snap->comm[0] ? snap->comm : "?";
-	}
+	nl = capture_thread_labels(labels, snap->name, snap->tid, snap->pid, snap->comm, l);
 	if (labels & LABEL_STATE) {
 		l[nl].key = "state";
 		l[nl++].str = state_name(snap->state);

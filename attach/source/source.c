@@ -29,6 +29,31 @@ unsigned capture_label_bit(const char *key)
 	return i < 0 ? 0 : 1u << i;
 }
 
+size_t capture_thread_labels(unsigned mask, const char *name, pid_t tid, pid_t pid,
+			     const char *comm, struct profile_label_in *l)
+{
+	size_t n = 0;
+
+	memset(l, 0, CAPTURE_THREAD_LABELS * sizeof(*l));
+	if (mask & LABEL_THREAD) {
+		l[n].key = "thread";
+		l[n++].str = name && name[0] ? name : "?";
+	}
+	if (mask & LABEL_TID) {
+		l[n].key = "tid";
+		l[n++].num = tid;
+	}
+	if (mask & LABEL_PID) {
+		l[n].key = "pid";
+		l[n++].num = pid;
+	}
+	if (mask & LABEL_PROCESS) {
+		l[n].key = "process";
+		l[n++].str = comm && comm[0] ? comm : "?";
+	}
+	return n;
+}
+
 struct debuginfo *capture_debug_new(void)
 {
 	return debuginfo_new();

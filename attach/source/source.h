@@ -44,6 +44,17 @@ struct target;
 /* The LABEL_* bit of the label called key, or 0 when no source adds it by bit. */
 unsigned capture_label_bit(const char *key);
 
+struct profile_label_in;
+
+/*
+ * The thread, tid, pid and process labels that mask asks for, in that
+ * order, into l (room for CAPTURE_THREAD_LABELS, zeroed here): how many.
+ * A NULL or empty name or comm reads "?". The strings are not copied.
+ */
+#define CAPTURE_THREAD_LABELS 4
+size_t capture_thread_labels(unsigned mask, const char *name, pid_t tid, pid_t pid,
+			     const char *comm, struct profile_label_in *l);
+
 /* The profile's declared types, Go's names and units. */
 struct sample_types {
 	const char *sample[4][2];   /* up to four (type, unit) pairs */
