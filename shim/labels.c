@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shim/clock.h"
 #include "shim/lock.h"
 #include "shim/segment.h"
 #include "shim/table.h"
@@ -298,11 +299,8 @@ static struct seg_lslot *labels_claim(struct seg_header *h)
  */
 static void labels_publish(struct seg_lslot *sl, uint32_t id)
 {
-	struct timespec ts;
-	uint64_t s = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED), c = sl->changes, ns = 0;
+	uint64_t s = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED), c = sl->changes, ns = shim_mono_ns();
 
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
-		ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	__atomic_store_n(&sl->seq, s + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->seq_end, s + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include "shim/clock.h"
 #include "shim/contend.h"
 #include "shim/labels.h"
 #include "shim/segment.h"
@@ -25,14 +26,6 @@
 
 uint64_t lockprof_block_rate;
 uint64_t lockprof_mutex_fraction;
-
-static uint64_t lockprof_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static struct sample_rng *lockprof_rng(struct shim_thread *t)
 {
@@ -81,7 +74,7 @@ void lockprof_enter(const void *lock, struct lockprof_wait *w)
 	if (!w->on)
 		return;
 	if (lock == NULL || lockprof_mutex_fraction == 0) {
-		w->t0 = lockprof_now();
+		w->t0 = shim_mono_ns();
 		return;
 	}
 	t->busy++; /* a signal handler's lock call must not meet the slot's lock held */
@@ -114,7 +107,7 @@ void lockprof_leave(const void *lock, struct lockprof_wait *w, int counted)
 		if (tail.bucket >= 0 && tail.ns > 0)
 			table_add_wait(tail.bucket, 0, tail.ns, 0.0, (double)tail.ns * tail.weight);
 	} else {
-		t1 = lockprof_now();
+		t1 = shim_mono_ns();
 	}
 	t->busy--;
 	if (counted && lockprof_may(t)) {

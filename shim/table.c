@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shim/clock.h"
 #include "shim/lock.h"
 
 static struct seg_header *table_seg;    /* NULL: the table is off */
@@ -251,12 +252,9 @@ static void table_signal_copied(struct seg_header *old)
 static void table_wait_child(struct seg_header *hd)
 {
 	uint64_t gen = __atomic_load_n(&table_wait_gen, __ATOMIC_ACQUIRE), start = 0, now;
-	struct timespec ts;
-
 	while (gen != 0 && __atomic_load_n(&hd->fork_copied, __ATOMIC_ACQUIRE) < gen) {
-		if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		if (!(now = shim_mono_ns()))
 			break;
-		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		if (start == 0)
 			start = now;
 		else if (now - start > 10000000u)

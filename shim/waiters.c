@@ -16,9 +16,10 @@
  */
 #include "shim/waiters.h"
 
+#include <sched.h>
 #include <time.h>
 
-#include <sched.h>
+#include "shim/clock.h"
 
 struct waiters_slot {
 	uint32_t lock;       /* leaf lock over everything below: 0 free, else the epoch that holds it */
@@ -75,15 +76,7 @@ static void waiters_give(struct waiters_slot *s)
 	__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
 }
 
-static uint64_t waiters_monotonic(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t (*waiters_clock)(void) = waiters_monotonic;
+uint64_t (*waiters_clock)(void) = shim_mono_ns;
 
 /* Frees slot i (its lock held, nobody waiting). */
 static void waiters_free(struct waiters_slot *s, uint32_t i)
