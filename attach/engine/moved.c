@@ -8,7 +8,8 @@
 #include "common/proc.h"
 
 #define HOT_TICKS 8              /* a thread idle this many ticks turns cold */
-#define FULL_SCAN_NS 2000000000ull /* read every thread at least this often */
+#define FULL_SCAN_NS 2000000000ull /* read every thread at least this often... */
+#define FULL_SCAN_PER_THREAD_NS 2000000ull /* ... or, with many threads, this much per thread */
 #define PROC_CLOCK_MANY 64       /* above this many threads, read the process clock */
 #define PROC_CLOCK_MAX_TICKS 50  /* every threads/PROC_CLOCK_MANY ticks, at most this many */
 
@@ -35,6 +36,10 @@ static uint64_t cpu_delta(uint64_t tick, struct session *s, struct thread *t)
  * threads this replaces 300,000 reads of schedstat a second by one
  * process clock read every n/PROC_CLOCK_MANY ticks (the kernel sums every
  * thread for it: ~0.4 ms for 3000) and a full read every FULL_SCAN_NS.
+ * That safety net (the process clock already catches cold CPU past the
+ * slack) is stretched to 2 ms per thread past 1000 threads: a read of
+ * every schedstat costs ~4 us a thread, and on 3000 idle threads the net
+ * every 2 s was a third of the ptrace sampler's own CPU.
  */
 
 /* Rebuild the hot list: the threads busy within HOT_TICKS ticks. */
@@ -73,7 +78,7 @@ uint32_t moved_pick(struct moved *mv, struct session *s, uint64_t tick, const pi
 {
 	struct thread *t;
 	uint32_t i, npick = 0, every;
-	uint64_t now = 0;
+	uint64_t now = 0, full;
 	int cold;
 
 	/*
@@ -89,7 +94,10 @@ uint32_t moved_pick(struct moved *mv, struct session *s, uint64_t tick, const pi
 			mv->unexplained_ns += now - mv->proc_cpu;
 		mv->proc_cpu = now;
 	}
-	cold = clock_mono_ns() - mv->full_scan_ns >= FULL_SCAN_NS ||
+	full = (uint64_t)n * FULL_SCAN_PER_THREAD_NS;
+	if (full < FULL_SCAN_NS)
+		full = FULL_SCAN_NS;
+	cold = clock_mono_ns() - mv->full_scan_ns >= full ||
 	       s->threads.generation != mv->hot_generation;
 	if (!cold) {
 		for (i = 0; i < mv->nhot; i++)
