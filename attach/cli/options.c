@@ -340,12 +340,144 @@ static int parse_group_by(struct options *o, const char *arg)
 	return 0;
 }
 
-int options_parse(struct options *o, int argc, char **argv)
+/*
+ * One of the --push options (c, its value arg) into po; *push_only names
+ * the option when it is one that needs --push. 0, or -1 with a message.
+ */
+static int parse_push_option(struct push_options *po, int c, const char *arg,
+			     const char **push_only)
 {
 	uint64_t v;
-	int c, have_pid = 0, timing = 0, hz_given = 0, count_given = 0, sampler_given = 0;
-	const char *push_only = NULL;
+
+	switch (c) {
+	case OPT_PUSH:
+		if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
+			return error("invalid push URL: expected http://HOST[:PORT] or "
+				     "https://...");
+		po->url = arg;
+		break;
+	case OPT_APP:
+		po->app = arg;
+		*push_only = "--app";
+		break;
+	case OPT_LABEL:
+		if (push_label_check(arg) < 0)
+			return -1;
+		if (po->nlabels == PUSH_LABELS_MAX)
+			return error("too many labels: at most %u", PUSH_LABELS_MAX);
+		po->labels[po->nlabels++] = arg;
+		*push_only = "--label";
+		break;
+	case OPT_SPOOL:
+		if (!*arg)
+			return error("invalid spool directory \"\"");
+		po->spool = arg;
+		*push_only = "--spool";
+		break;
+	case OPT_SPOOL_MAX:
+		if (parse_uint(arg, 1024, 1ull << 40, 1, &v) < 0)
+			return error("invalid spool size \"%s\": expected bytes, 1K or more, "
+				     "such as 100M",
+				     arg);
+		po->spool_max = v;
+		*push_only = "--spool-max";
+		break;
+	case OPT_PUSH_TIMEOUT:
+		if (parse_duration(arg, &po->timeout_ns) < 0 ||
+		    po->timeout_ns < 1000000)
+			return error("invalid push timeout \"%s\": expected a duration of 1ms "
+				     "or more, such as 10s",
+				     arg);
+		*push_only = "--push-timeout";
+		break;
+	case OPT_TENANT:
+		po->tenant = arg;
+		*push_only = "--tenant";
+		break;
+	case OPT_BASIC_AUTH:
+		/* Never echoed: the message does not quote the value. */
+		if (!strchr(arg, ':') || arg[0] == ':')
+			return error("invalid --basic-auth: expected USER:PASSWORD");
+		po->basic_auth = arg;
+		*push_only = "--basic-auth";
+		break;
+	case OPT_BEARER_TOKEN:
+		if (!*arg)
+			return error("invalid --bearer-token: empty");
+		po->token = arg;
+		*push_only = "--bearer-token";
+		break;
+	}
+	return 0;
+}
+
+/* What the command line gave, for the checks after it is read. */
+struct given {
+	int pid, timing, hz, count, sampler;
+	const char *push_only; /* an option that needs --push, when one was given */
+};
+
+/* The checks across options, and the defaults that depend on others. 0 or -1. */
+static int options_check(struct options *o, const struct given *g)
+{
+	if (!g->pid)
+		return error("no target: give the process id with -p PID (see --help)");
+	if (g->push_only && !o->push.url)
+		return error("option \"%s\" needs --push URL", g->push_only);
+	if (o->push.url && o->format->bit != FORMAT_PPROF)
+		return error("--push sends pprof: drop --format %s", o->format->name);
+	if (o->push.url)
+		push_options_env(&o->push);
+	if (o->no_lines && o->frame_lines)
+		return error("--lines needs source lines: drop --no-lines");
+	if (o->frame_lines && !(o->format->bit & (FORMAT_FOLDED | FORMAT_SVG)))
+		return error("--lines applies to --format folded and svg (pprof keeps lines anyway: "
+			     "go tool pprof -lines)");
+	if (o->group_by[0] && !(o->format->bit & (FORMAT_FOLDED | FORMAT_SVG)))
+		return error("--group-by applies to --format folded and svg (pprof keeps the "
+			     "labels: go tool pprof -tagroot KEY)");
+	if (!(o->kind->formats & o->format->bit))
+		return error("format \"%s\" is not available for %s profiles (see --help)",
+			     o->format->name, o->kind->name);
+	if (!o->every_ns) {
+		if (g->count && o->count != 1)
+			return error("--count needs --every (how often to capture)");
+		o->count = 1;
+	} else {
+		if (!g->count)
+			o->count = 0;
+		/* A window as long as the period, unless a shorter one was asked for. */
+		if (o->kind->duration == DURATION_WINDOW && !o->duration_given)
+			o->duration_ns = o->every_ns;
+		if (o->duration_given && o->duration_ns > o->every_ns)
+			return error("-d (%.3gs) is longer than --every (%.3gs): captures would overlap",
+				     (double)o->duration_ns / 1e9, (double)o->every_ns / 1e9);
+	}
+	o->progress = !o->quiet && isatty(STDERR_FILENO) && o->kind->duration == DURATION_WINDOW;
+	if (g->timing && o->kind->duration == DURATION_NONE)
+		return error("option \"-d\" does not apply to %s profiles, which are one snapshot",
+			     o->kind->name);
+	if (o->children && !(kind_takes(o->kind) & KIND_TAKES_CHILDREN))
+		return error("option \"--children\" does not apply to %s profiles yet: profile each "
+			     "process's segment on its own",
+			     o->kind->name);
+	if (g->sampler && !(kind_takes(o->kind) & KIND_TAKES_SAMPLER))
+		return error("option \"--sampler\" does not apply to %s profiles, whose sampler "
+			     "is fixed",
+			     o->kind->name);
+	if (g->hz && !(kind_takes(o->kind) & KIND_TAKES_HZ))
+		return error("option \"-F\" does not apply to %s profiles, which are not sampled "
+			     "by time",
+			     o->kind->name);
+	return 0;
+}
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+	struct given g = { 0 };
+	uint64_t v;
 	unsigned i;
+	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->duration_ns = 30ull * 1000000000ull;
@@ -361,7 +493,7 @@ int options_parse(struct options *o, int argc, char **argv)
 			if (parse_uint(optarg, 1, INT_MAX, 0, &v) < 0)
 				return error("invalid pid \"%s\": expected a process id", optarg);
 			o->pid = (pid_t)v;
-			have_pid = 1;
+			g.pid = 1;
 			break;
 		case 't':
 			o->kind = kind_find(optarg);
@@ -375,7 +507,7 @@ int options_parse(struct options *o, int argc, char **argv)
 					     "with a unit, such as 30s, 500ms, 2m or 1h",
 					     optarg);
 			o->duration_given = 1;
-			timing = timing ? timing : 'd';
+			g.timing = 1;
 			break;
 		case 'F':
 			if (parse_uint(optarg, OPT_MIN_HZ, OPT_MAX_HZ, 0, &v) < 0)
@@ -383,7 +515,7 @@ int options_parse(struct options *o, int argc, char **argv)
 					     "Hz from %u to %u",
 					     optarg, OPT_MIN_HZ, OPT_MAX_HZ);
 			o->hz = (unsigned)v;
-			hz_given = 1;
+			g.hz = 1;
 			break;
 		case 'o':
 			if (!*optarg)
@@ -404,7 +536,7 @@ int options_parse(struct options *o, int argc, char **argv)
 				return error("unknown sampler \"%s\": expected auto, perf or ptrace",
 					     optarg);
 			o->sampler = (enum sampler_wish)i;
-			sampler_given = 1;
+			g.sampler = 1;
 			break;
 		case OPT_STATS:
 			o->stats = 1;
@@ -421,7 +553,7 @@ int options_parse(struct options *o, int argc, char **argv)
 					     "interrupted)",
 					     optarg);
 			o->count = (unsigned)v;
-			count_given = 1;
+			g.count = 1;
 			break;
 		case OPT_SUMMARY:
 			if (strcmp(optarg, "json") != 0)
@@ -451,61 +583,16 @@ int options_parse(struct options *o, int argc, char **argv)
 					     optarg);
 			break;
 		case OPT_PUSH:
-			if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0)
-				return error("invalid push URL: expected http://HOST[:PORT] or "
-					     "https://...");
-			o->push.url = optarg;
-			break;
 		case OPT_APP:
-			o->push.app = optarg;
-			push_only = "--app";
-			break;
 		case OPT_LABEL:
-			if (push_label_check(optarg) < 0)
-				return -1;
-			if (o->push.nlabels == PUSH_LABELS_MAX)
-				return error("too many labels: at most %u", PUSH_LABELS_MAX);
-			o->push.labels[o->push.nlabels++] = optarg;
-			push_only = "--label";
-			break;
 		case OPT_SPOOL:
-			if (!*optarg)
-				return error("invalid spool directory \"\"");
-			o->push.spool = optarg;
-			push_only = "--spool";
-			break;
 		case OPT_SPOOL_MAX:
-			if (parse_uint(optarg, 1024, 1ull << 40, 1, &v) < 0)
-				return error("invalid spool size \"%s\": expected bytes, 1K or more, "
-					     "such as 100M",
-					     optarg);
-			o->push.spool_max = v;
-			push_only = "--spool-max";
-			break;
 		case OPT_PUSH_TIMEOUT:
-			if (parse_duration(optarg, &o->push.timeout_ns) < 0 ||
-			    o->push.timeout_ns < 1000000)
-				return error("invalid push timeout \"%s\": expected a duration of 1ms "
-					     "or more, such as 10s",
-					     optarg);
-			push_only = "--push-timeout";
-			break;
 		case OPT_TENANT:
-			o->push.tenant = optarg;
-			push_only = "--tenant";
-			break;
 		case OPT_BASIC_AUTH:
-			/* Never echoed: the message does not quote the value. */
-			if (!strchr(optarg, ':') || optarg[0] == ':')
-				return error("invalid --basic-auth: expected USER:PASSWORD");
-			o->push.basic_auth = optarg;
-			push_only = "--basic-auth";
-			break;
 		case OPT_BEARER_TOKEN:
-			if (!*optarg)
-				return error("invalid --bearer-token: empty");
-			o->push.token = optarg;
-			push_only = "--bearer-token";
+			if (parse_push_option(&o->push, c, optarg, &g.push_only) < 0)
+				return -1;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -528,54 +615,5 @@ int options_parse(struct options *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		return error("unexpected argument \"%s\" (see --help)", argv[optind]);
-	if (!have_pid)
-		return error("no target: give the process id with -p PID (see --help)");
-	if (push_only && !o->push.url)
-		return error("option \"%s\" needs --push URL", push_only);
-	if (o->push.url && o->format->bit != FORMAT_PPROF)
-		return error("--push sends pprof: drop --format %s", o->format->name);
-	if (o->push.url)
-		push_options_env(&o->push);
-	if (o->no_lines && o->frame_lines)
-		return error("--lines needs source lines: drop --no-lines");
-	if (o->frame_lines && !(o->format->bit & (FORMAT_FOLDED | FORMAT_SVG)))
-		return error("--lines applies to --format folded and svg (pprof keeps lines anyway: "
-			     "go tool pprof -lines)");
-	if (o->group_by[0] && !(o->format->bit & (FORMAT_FOLDED | FORMAT_SVG)))
-		return error("--group-by applies to --format folded and svg (pprof keeps the "
-			     "labels: go tool pprof -tagroot KEY)");
-	if (!(o->kind->formats & o->format->bit))
-		return error("format \"%s\" is not available for %s profiles (see --help)",
-			     o->format->name, o->kind->name);
-	if (!o->every_ns) {
-		if (count_given && o->count != 1)
-			return error("--count needs --every (how often to capture)");
-		o->count = 1;
-	} else {
-		if (!count_given)
-			o->count = 0;
-		/* A window as long as the period, unless a shorter one was asked for. */
-		if (o->kind->duration == DURATION_WINDOW && !o->duration_given)
-			o->duration_ns = o->every_ns;
-		if (o->duration_given && o->duration_ns > o->every_ns)
-			return error("-d (%.3gs) is longer than --every (%.3gs): captures would overlap",
-				     (double)o->duration_ns / 1e9, (double)o->every_ns / 1e9);
-	}
-	o->progress = !o->quiet && isatty(STDERR_FILENO) && o->kind->duration == DURATION_WINDOW;
-	if (timing && o->kind->duration == DURATION_NONE)
-		return error("option \"-d\" does not apply to %s profiles, which are one snapshot",
-			     o->kind->name);
-	if (o->children && !(kind_takes(o->kind) & KIND_TAKES_CHILDREN))
-		return error("option \"--children\" does not apply to %s profiles yet: profile each "
-			     "process's segment on its own",
-			     o->kind->name);
-	if (sampler_given && !(kind_takes(o->kind) & KIND_TAKES_SAMPLER))
-		return error("option \"--sampler\" does not apply to %s profiles, whose sampler "
-			     "is fixed",
-			     o->kind->name);
-	if (hz_given && !(kind_takes(o->kind) & KIND_TAKES_HZ))
-		return error("option \"-F\" does not apply to %s profiles, which are not sampled "
-			     "by time",
-			     o->kind->name);
-	return 0;
+	return options_check(o, &g);
 }
