@@ -2,7 +2,8 @@
  * rescue.c — the watcher that breaks the seize/exec deadlock (rescue.h).
  * It costs a wake-up every 20 ms during a capture (~2 us each), and a
  * read of /proc/PID/task only when a seize has been stuck for 20 ms,
- * which happens only while the target execs.
+ * which happens only while the target execs. It sleeps on a condition
+ * variable, not in nanosleep, so that the end of a capture wakes it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -50,24 +51,47 @@ static void reap_zombies(struct rescue *r)
 static void *rescue_main(void *arg)
 {
 	struct rescue *r = arg;
-	struct timespec ts = { 0, (long)RESCUE_POLL_NS };
-	uint64_t since;
+	struct timespec ts;
+	uint64_t since, at;
 
-	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-		nanosleep(&ts, NULL);
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop) {
+		at = clock_mono_ns() + RESCUE_POLL_NS;
+		ts.tv_sec = (time_t)(at / 1000000000u);
+		ts.tv_nsec = (long)(at % 1000000000u);
+		pthread_cond_timedwait(&r->wake, &r->lock, &ts);
+		if (r->stop)
+			break;
+		pthread_mutex_unlock(&r->lock);
 		since = __atomic_load_n(&r->seize_since, __ATOMIC_ACQUIRE);
 		if (since && clock_mono_ns() - since >= RESCUE_STUCK_NS)
 			reap_zombies(r);
+		pthread_mutex_lock(&r->lock);
 	}
+	pthread_mutex_unlock(&r->lock);
 	return NULL;
 }
 
 int rescue_start(struct rescue *r, pid_t pid)
 {
+	pthread_condattr_t ca;
+
 	memset(r, 0, sizeof(*r));
 	r->pid = pid;
-	if (pthread_create(&r->thread, NULL, rescue_main, r))
+	/* The deadline is on the monotonic clock, as clock_mono_ns() gives it. */
+	if (pthread_condattr_init(&ca))
 		return -1;
+	if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) || pthread_cond_init(&r->wake, &ca)) {
+		pthread_condattr_destroy(&ca);
+		return -1;
+	}
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&r->lock, NULL);
+	if (pthread_create(&r->thread, NULL, rescue_main, r)) {
+		pthread_cond_destroy(&r->wake);
+		pthread_mutex_destroy(&r->lock);
+		return -1;
+	}
 	r->started = 1;
 	return 0;
 }
@@ -76,8 +100,13 @@ void rescue_stop(struct rescue *r)
 {
 	if (!r->started)
 		return;
-	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&r->lock);
+	r->stop = 1;
+	pthread_cond_signal(&r->wake);
+	pthread_mutex_unlock(&r->lock);
 	pthread_join(r->thread, NULL);
+	pthread_cond_destroy(&r->wake);
+	pthread_mutex_destroy(&r->lock);
 	r->started = 0;
 }
 
