@@ -141,11 +141,15 @@ void *sampler_main(void *arg)
 		goto out;
 	}
 	s.want_state = c->want_state;
-	if (c->policy->flags & POLICY_DEFER) {
-		/* The clock never waits for a thread that waits for a CPU. */
+	if (c->policy->flags & (POLICY_DEFER | POLICY_ONCE)) {
+		/*
+		 * The clock never waits for a thread that waits for a CPU; a
+		 * snapshot asks every running thread first and then waits for
+		 * the stops together (session_await_deferred).
+		 */
 		s.defer_emit = c->policy->emit;
 		s.defer_ctx = sm;
-		s.batch_ns = c->period_ns / 2;
+		s.batch_ns = c->policy->flags & POLICY_ONCE ? 0 : c->period_ns / 2;
 	}
 	s.want_running = !!(c->policy->flags & POLICY_RUNNING);
 	s.hints = c->hints;
@@ -168,6 +172,7 @@ void *sampler_main(void *arg)
 	}
 	if (c->policy->flags & POLICY_ONCE) {
 		sampler_tick(sm, &s, &tids, &cap);
+		session_await_deferred(&s, SESSION_STRAGGLER_MS * 1000000ull);
 		goto done;
 	}
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);

@@ -283,6 +283,52 @@ void session_poll(struct session *s)
 	}
 }
 
+/* How many threads are deferred; their tids in tids (room for cap). */
+static uint32_t deferred_tids(struct session *s, pid_t *tids, uint32_t cap)
+{
+	uint32_t i, n, k = 0;
+
+	n = threads_tids(&s->threads, tids, cap);
+	for (i = 0; i < n; i++) {
+		struct thread *t = threads_get(&s->threads, tids[i]);
+
+		if (t && (t->flags & THREAD_DEFERRED))
+			tids[k++] = tids[i];
+	}
+	return k;
+}
+
+void session_await_deferred(struct session *s, uint64_t wait_ns)
+{
+	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	uint64_t deadline = clock_mono_ns() + wait_ns, now;
+	struct snapshot *snap;
+	struct thread *t;
+	uint32_t i, n, cap = s->threads.count + 1;
+	pid_t *tids;
+
+	if (!s->late || !s->defer_emit || !(tids = malloc(cap * sizeof(*tids))))
+		return;
+	while ((n = deferred_tids(s, tids, cap)) && !s->stop_signal && !s->gone && !s->execed) {
+		if ((now = clock_mono_ns()) >= deadline)
+			break;
+		/* A stop raises a SIGCHLD, which makes the signalfd readable. */
+		poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000));
+		session_poll(s);
+	}
+	n = deferred_tids(s, tids, cap);
+	for (i = 0; i < n; i++) {
+		if (!(t = threads_get(&s->threads, tids[i])))
+			continue;
+		/* Still held: released when its stop comes, as any late one. */
+		t->flags &= ~THREAD_DEFERRED;
+		s->stats.stop_timeouts++;
+		if ((snap = snapshot_new(s, t, SNAP_LOST)))
+			emit_snapshot(s, t, snap, s->defer_emit, s->defer_ctx);
+	}
+	free(tids);
+}
+
 /*
  * Seize t and ask it to stop. 0, or -1 (gone, or another tracer has it).
  * The pause is timed from the interrupt: a seized thread runs on.
