@@ -30,16 +30,21 @@ int threads_init(struct threads *ts, pid_t pid)
 	return ts->slots ? 0 : -1;
 }
 
+void thread_close_files(struct thread *t)
+{
+	int *fd[] = { &t->fd_schedstat, &t->fd_syscall, &t->fd_comm, &t->fd_stat };
+	size_t i;
+
+	for (i = 0; i < sizeof(fd) / sizeof(fd[0]); i++)
+		if (*fd[i] >= 0) {
+			close(*fd[i]);
+			*fd[i] = -1;
+		}
+}
+
 static void thread_close(struct thread *t)
 {
-	if (t->fd_schedstat >= 0)
-		close(t->fd_schedstat);
-	if (t->fd_syscall >= 0)
-		close(t->fd_syscall);
-	if (t->fd_comm >= 0)
-		close(t->fd_comm);
-	if (t->fd_stat >= 0)
-		close(t->fd_stat);
+	thread_close_files(t);
 	free(t);
 }
 
