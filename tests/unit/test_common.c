@@ -2,7 +2,9 @@
  * test_common.c — the shared helpers that model/, unwind/ and writer/
  * lean on: fnv_bytes() against FNV-1a's published vectors (the flame
  * graph's colours depend on the exact value), and array_grow()'s doubling,
- * its hard cap and a failure that changes nothing.
+ * its hard cap and a failure that changes nothing; dynlib_load()'s
+ * outcomes: a library found with every function, a missing library and
+ * a missing function, each told once and kept.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include "common/array.h"
+#include "common/dynlib.h"
 #include "common/fnv.h"
 
 static void test_fnv_vectors(void **state)
@@ -78,12 +81,53 @@ static void test_array_cap(void **state)
 	free(v);
 }
 
+/* libz is linked into every cprof binary: a library that is surely there. */
+static void test_dynlib_found(void **state)
+{
+	const char *(*version)(void) = NULL;
+	void *slot = NULL;
+	const struct dynlib_sym syms[] = { { "zlibVersion", &slot } };
+	struct dynlib l = { .soname = "libz.so.1", .syms = syms, .nsyms = 1 };
+
+	(void)state;
+	assert_int_equal(dynlib_load(&l), 0);
+	assert_non_null(slot);
+	*(void **)&version = slot;
+	assert_true(version()[0] == '1');
+	/* Again: the kept outcome, the slot as it was. */
+	slot = NULL;
+	assert_int_equal(dynlib_load(&l), 0);
+	assert_null(slot);
+}
+
+static void test_dynlib_missing(void **state)
+{
+	void *a = NULL, *b = NULL;
+	const struct dynlib_sym none[] = { { "nothing_here", &a } };
+	const struct dynlib_sym some[] = { { "zlibVersion", &a }, { "cprof_no_such_fn", &b } };
+	struct dynlib gone = { .soname = "libcprof-no-such.so.9", .syms = none, .nsyms = 1 };
+	struct dynlib lacks = { .soname = "libz.so.1", .syms = some, .nsyms = 2 };
+
+	(void)state;
+	assert_int_equal(dynlib_load(&gone), -1);
+	assert_non_null(strstr(gone.why, "libcprof-no-such.so.9"));
+	assert_null(a);
+	/* Told once: the second call fails the same way without trying. */
+	gone.why[0] = 0;
+	assert_int_equal(dynlib_load(&gone), -1);
+	assert_int_equal(gone.why[0], 0);
+	assert_int_equal(dynlib_load(&lacks), -1);
+	assert_string_equal(lacks.why, "libz.so.1 lacks cprof_no_such_fn");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fnv_vectors),
 		cmocka_unit_test(test_array_doubles),
 		cmocka_unit_test(test_array_cap),
+		cmocka_unit_test(test_dynlib_found),
+		cmocka_unit_test(test_dynlib_missing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
