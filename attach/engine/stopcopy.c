@@ -163,6 +163,8 @@ static int stopcopy_reap(struct session *s, struct thread *t, int status, struct
 static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *snap,
 			  session_emit_fn *emit, void *ctx)
 {
+	int named = 0;
+
 	if (!snap->time_ns)
 		snap->time_ns = clock_mono_ns();
 	if (snap->how == SNAP_STOPPED || snap->how == SNAP_LOST)
@@ -170,11 +172,12 @@ static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *
 	else if (snap->how == SNAP_REPEAT)
 		snap->state = t->last_state ? t->last_state : '?';
 	else if (s->want_state)
-		snap->state = thread_read_state(&s->threads, t);
+		snap->state = thread_read_state(&s->threads, t, &named);
 	/* A running thread's ticks repeated (wall) are running ones, not "unknown". */
 	if (snap->how != SNAP_REPEAT)
 		t->last_state = snap->state;
-	thread_read_name(&s->threads, t);
+	if (!named)
+		thread_read_name(&s->threads, t);
 	memcpy(snap->name, t->name, sizeof(snap->name));
 	emit(ctx, t, snap);
 }

@@ -104,7 +104,12 @@ void thread_close_files(struct thread *t);
 /* Refresh t->name from comm. 0 or -1. */
 int thread_read_name(struct threads *ts, struct thread *t);
 
-/* Its scheduler state letter from stat ('R', 'S', 'D', 'T', 't', 'Z'...), or '?'. */
-char thread_read_state(struct threads *ts, struct thread *t);
+/*
+ * Its scheduler state letter from stat ('R', 'S', 'D', 'T', 't', 'Z'...),
+ * or '?'. The same read refreshes t->name, and sets *named, unless the
+ * name holds a character comm would escape: then thread_read_name() is
+ * still due (one /proc file read per thread instead of two).
+ */
+char thread_read_state(struct threads *ts, struct thread *t, int *named);
 
 #endif
