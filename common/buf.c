@@ -64,14 +64,33 @@ int buf_append(struct buf *b, const void *p, size_t n)
 	return 0;
 }
 
+/*
+ * Formatted straight into the room left when it fits (most of the time:
+ * growth doubles), so the text is formatted once, not measured first:
+ * a 200-thread dump made 12000 calls of vsnprintf where 6000 do.
+ */
 int buf_printf(struct buf *b, const char *fmt, ...)
 {
+	size_t room = b->cap > b->len ? b->cap - b->len : 0; /* cap <= limit + 1 */
 	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
+	if (room > 1) {
+		va_start(ap, fmt);
+		n = vsnprintf((char *)b->data + b->len, room, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < room) {
+			b->len += (size_t)n;
+			return 0;
+		}
+		b->data[b->len] = 0; /* what did not fit is not appended */
+		if (n < 0)
+			return -1;
+	} else {
+		va_start(ap, fmt);
+		n = vsnprintf(NULL, 0, fmt, ap);
+		va_end(ap);
+	}
 	if (n < 0 || buf_reserve(b, (size_t)n) < 0)
 		return -1;
 	va_start(ap, fmt);

@@ -2,7 +2,8 @@
  * test_common.c — the shared helpers that model/, unwind/ and writer/
  * lean on: fnv_bytes() against FNV-1a's published vectors (the flame
  * graph's colours depend on the exact value), and array_grow()'s doubling,
- * its hard cap and a failure that changes nothing; dynlib_load()'s
+ * its hard cap and a failure that changes nothing; buf_printf() into the
+ * room left and past it, and at its limit; dynlib_load()'s
  * outcomes: a library found with every function, a missing library and
  * a missing function, each told once and kept.
  */
@@ -11,12 +12,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "common/array.h"
+#include "common/buf.h"
 #include "common/dynlib.h"
 #include "common/fnv.h"
 
@@ -81,6 +84,37 @@ static void test_array_cap(void **state)
 	free(v);
 }
 
+static void test_buf_printf(void **state)
+{
+	struct buf b;
+	char want[400];
+	int i, n = 0;
+
+	(void)state;
+	/* Many appends, some within the room left, some past it (growth). */
+	buf_init(&b, 1000);
+	for (i = 0; i < 40; i++) {
+		assert_int_equal(buf_printf(&b, "%d:%s;", i, i % 3 ? "ab" : "abcdefgh"), 0);
+		n += snprintf(want + n, sizeof(want) - n, "%d:%s;", i, i % 3 ? "ab" : "abcdefgh");
+	}
+	assert_int_equal(b.len, (size_t)n);
+	assert_string_equal((char *)b.data, want);
+	buf_release(&b);
+
+	/* At the limit: up to it exactly, then a failure that appends nothing. */
+	buf_init(&b, 10);
+	assert_int_equal(buf_printf(&b, "%s", "12345"), 0);
+	assert_int_equal(buf_printf(&b, "%s", "abcdefg"), -1);
+	assert_int_equal(errno, EFBIG);
+	assert_int_equal(b.len, 5);
+	assert_string_equal((char *)b.data, "12345");
+	assert_int_equal(buf_printf(&b, "%s", "67890"), 0);
+	assert_string_equal((char *)b.data, "1234567890");
+	assert_int_equal(buf_printf(&b, "x"), -1);
+	assert_string_equal((char *)b.data, "1234567890");
+	buf_release(&b);
+}
+
 /* libz is linked into every cprof binary: a library that is surely there. */
 static void test_dynlib_found(void **state)
 {
@@ -126,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_fnv_vectors),
 		cmocka_unit_test(test_array_doubles),
 		cmocka_unit_test(test_array_cap),
+		cmocka_unit_test(test_buf_printf),
 		cmocka_unit_test(test_dynlib_found),
 		cmocka_unit_test(test_dynlib_missing),
 	};
