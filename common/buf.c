@@ -64,6 +64,25 @@ int buf_append(struct buf *b, const void *p, size_t n)
 	return 0;
 }
 
+int buf_puts(struct buf *b, const char *s)
+{
+	return buf_append(b, s, strlen(s));
+}
+
+int buf_hex(struct buf *b, uint64_t v, unsigned width)
+{
+	static const char digit[] = "0123456789abcdef";
+	char s[16];
+	unsigned n = 0;
+
+	do
+		s[sizeof(s) - ++n] = digit[v & 15];
+	while ((v >>= 4) != 0);
+	while (n < width && n < sizeof(s))
+		s[sizeof(s) - ++n] = '0';
+	return buf_append(b, s + sizeof(s) - n, n);
+}
+
 /*
  * Formatted straight into the room left when it fits (most of the time:
  * growth doubles), so the text is formatted once, not measured first:

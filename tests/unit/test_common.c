@@ -3,11 +3,13 @@
  * lean on: fnv_bytes() against FNV-1a's published vectors (the flame
  * graph's colours depend on the exact value), and array_grow()'s doubling,
  * its hard cap and a failure that changes nothing; buf_printf() into the
- * room left and past it, and at its limit; dynlib_load()'s
+ * room left and past it, and at its limit; buf_hex() against printf's
+ * "%0*" PRIx64; dynlib_load()'s
  * outcomes: a library found with every function, a missing library and
  * a missing function, each told once and kept.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -115,6 +117,31 @@ static void test_buf_printf(void **state)
 	buf_release(&b);
 }
 
+static void test_buf_hex(void **state)
+{
+	static const uint64_t v[] = { 0, 1, 0xf, 0x10, 0x7f0e76b78990ull, UINT64_MAX };
+	static const unsigned w[] = { 0, 1, 3, 16, 20 };
+	char want[64];
+	struct buf b;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		for (j = 0; j < sizeof(w) / sizeof(w[0]); j++) {
+			buf_init(&b, 64);
+			assert_int_equal(buf_hex(&b, v[i], w[j]), 0);
+			/* Never wider than 16 digits: a uint64_t has no more. */
+			snprintf(want, sizeof(want), "%0*" PRIx64, w[j] > 16 ? 16 : (int)w[j], v[i]);
+			assert_string_equal((char *)b.data, want);
+			buf_release(&b);
+		}
+	buf_init(&b, 3);
+	assert_int_equal(buf_puts(&b, "ab"), 0);
+	assert_int_equal(buf_hex(&b, 0x123, 0), -1);
+	assert_string_equal((char *)b.data, "ab");
+	buf_release(&b);
+}
+
 /* libz is linked into every cprof binary: a library that is surely there. */
 static void test_dynlib_found(void **state)
 {
@@ -161,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_array_doubles),
 		cmocka_unit_test(test_array_cap),
 		cmocka_unit_test(test_buf_printf),
+		cmocka_unit_test(test_buf_hex),
 		cmocka_unit_test(test_dynlib_found),
 		cmocka_unit_test(test_dynlib_missing),
 	};
