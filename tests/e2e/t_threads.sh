@@ -55,4 +55,15 @@ check "dump says where threads sleep" grep -q '"poller" sleeping in epoll_wait$'
 check "target never left stopped" not_stopped "$tp"
 check "no disturbance reached the target ($(last_tick "$WORK/parking.out"))" \
 	[ "$(last_tick "$WORK/parking.out" | awk '{ print $2 }')" = 0 ]
+
+# 1000 threads under the usual descriptor limit (1024): a snapshot keeps no
+# /proc descriptor per thread open, so it sees them all (it once kept four
+# each, and showed 5 of 1001).
+start_target many -n 1000
+nmany=$(ls /proc/"$TPID"/task | wc -l)
+(ulimit -n 1024 && "$ATTACH" -p "$TPID" -t threads --format dump --no-lines -o "$WORK/many.txt" -q)
+check "1000 threads, 1024 descriptors: exit 0 ($?)" [ "$?" = 0 ]
+check "1000 threads, 1024 descriptors: every thread in the dump ($nmany)" \
+	[ "$(grep -c '^thread [0-9]* "' "$WORK/many.txt")" = "$nmany" ]
+check "1000 threads: none without a stack" sh -c "! grep -q 'no stack' '$WORK/many.txt'"
 finish
