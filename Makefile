@@ -25,12 +25,18 @@ B       := build-san
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
+# libcurl (--push) and libdebuginfod (DEBUGINFOD_URLS) are loaded with
+# dlopen when first needed (common/dynlib.h), not linked: their headers
+# only. --as-needed drops what nothing references. __cxa_demangle comes
+# from the static libsupc++ (g++'s), not libstdc++.so: its 1700 relocations
+# (and libgcc_s) were most of what ld.so still did at start-up.
+CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
-CPPFLAGS += -I. -I$(B) -D_GNU_SOURCE
+CPPFLAGS += -I. -I$(B) -D_GNU_SOURCE $(CURL_CFLAGS)
 BASE_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP -pthread
 ALL_CFLAGS = $(BASE_CFLAGS) $(SAN_FLAGS)
-CURL_LIBS := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
-LIBS     := -lunwind-x86_64 -lunwind -ldw -ldebuginfod -lelf -llzma -lz -lprotobuf-c -lstdc++ -lm -pthread $(CURL_LIBS)
+LIBS     := -Wl,--as-needed -lunwind-x86_64 -lunwind -ldw -lelf -llzma -lz -lprotobuf-c \
+	    -Wl,-Bstatic -lsupc++ -Wl,-Bdynamic -lm -ldl -pthread
 
 # Everything but the program's main() goes into one static library that the
 # program and the unit tests link against.

@@ -64,14 +64,52 @@ int buf_append(struct buf *b, const void *p, size_t n)
 	return 0;
 }
 
+int buf_puts(struct buf *b, const char *s)
+{
+	return buf_append(b, s, strlen(s));
+}
+
+int buf_hex(struct buf *b, uint64_t v, unsigned width)
+{
+	static const char digit[] = "0123456789abcdef";
+	char s[16];
+	unsigned n = 0;
+
+	do
+		s[sizeof(s) - ++n] = digit[v & 15];
+	while ((v >>= 4) != 0);
+	while (n < width && n < sizeof(s))
+		s[sizeof(s) - ++n] = '0';
+	return buf_append(b, s + sizeof(s) - n, n);
+}
+
+/*
+ * Formatted straight into the room left when it fits (most of the time:
+ * growth doubles), so the text is formatted once, not measured first:
+ * a 200-thread dump made 12000 calls of vsnprintf where 6000 do.
+ */
 int buf_printf(struct buf *b, const char *fmt, ...)
 {
+	size_t room = b->cap > b->len ? b->cap - b->len : 0; /* cap <= limit + 1 */
 	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
+	if (room > 1) {
+		va_start(ap, fmt);
+		n = vsnprintf((char *)b->data + b->len, room, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < room) {
+			b->len += (size_t)n;
+			return 0;
+		}
+		b->data[b->len] = 0; /* what did not fit is not appended */
+		if (n < 0)
+			return -1;
+	} else {
+		va_start(ap, fmt);
+		n = vsnprintf(NULL, 0, fmt, ap);
+		va_end(ap);
+	}
 	if (n < 0 || buf_reserve(b, (size_t)n) < 0)
 		return -1;
 	va_start(ap, fmt);

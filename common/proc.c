@@ -42,6 +42,24 @@ ssize_t proc_pread(int fd, char *buf, size_t cap)
 	return (ssize_t)n;
 }
 
+ssize_t proc_pread_line(int fd, char *buf, size_t cap)
+{
+	ssize_t r;
+
+	if (cap < 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	do
+		r = pread(fd, buf, cap - 1, 0);
+	while (r < 0 && errno == EINTR);
+	if (r > 0 && (size_t)r < cap - 1 && buf[r - 1] == '\n') {
+		buf[r] = 0;
+		return r;
+	}
+	return proc_pread(fd, buf, cap);
+}
+
 ssize_t proc_read(const char *path, char *buf, size_t cap)
 {
 	ssize_t r;

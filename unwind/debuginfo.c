@@ -7,7 +7,6 @@
  * on the first query and kept; its progress callback ends a query at
  * its deadline.
  */
-#include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "common/err.h"
 #include "common/proc.h"
 #include "unwind/debuginfo.h"
+#include "unwind/debuginfodapi.h"
 #include "unwind/dwlines.h"
 #include "unwind/elfimg.h"
 
@@ -53,13 +53,13 @@ void debuginfo_free(struct debuginfo *d)
 	}
 	free(d->v);
 	if (d->client)
-		debuginfod_end(d->client);
+		debuginfodapi.end(d->client);
 	free(d);
 }
 
 static int net_progress(debuginfod_client *c, long a, long b)
 {
-	struct debuginfo *d = debuginfod_get_user_data(c);
+	struct debuginfo *d = debuginfodapi.get_user_data(c);
 
 	(void)a;
 	(void)b;
@@ -70,6 +70,7 @@ static int net_progress(debuginfod_client *c, long a, long b)
 static debuginfod_client *net_client(struct debuginfo *d)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS"), *t = getenv("DEBUGINFOD_TIMEOUT");
+	const char *why;
 	char v[16];
 	long s;
 
@@ -80,17 +81,22 @@ static debuginfod_client *net_client(struct debuginfo *d)
 	d->net = -1;
 	if (!urls || !*urls)
 		return NULL;
+	if (debuginfodapi_load(&why) < 0) {
+		note("debuginfod (%s) needs libdebuginfod: %s; source lines from local debug files only",
+		     urls, why);
+		return NULL;
+	}
 	d->wait_s = DEBUGINFO_NET_WAIT_S;
 	if (t && (s = strtol(t, NULL, 10)) > 0 && s < (long)d->wait_s)
 		d->wait_s = (unsigned)s;
 	/* libdebuginfod's own transfer timeout too, for a server that stops talking. */
 	snprintf(v, sizeof(v), "%u", d->wait_s);
 	setenv("DEBUGINFOD_TIMEOUT", v, 1);
-	d->client = debuginfod_begin();
+	d->client = debuginfodapi.begin();
 	if (!d->client)
 		return NULL;
-	debuginfod_set_user_data(d->client, d);
-	debuginfod_set_progressfn(d->client, net_progress);
+	debuginfodapi.set_user_data(d->client, d);
+	debuginfodapi.set_progressfn(d->client, net_progress);
 	d->net = 1;
 	return d->client;
 }
@@ -105,7 +111,7 @@ static int net_fetch(struct debuginfo *d, const char *build_id)
 	if (!build_id || !*build_id || !(c = net_client(d)))
 		return -1;
 	d->deadline_ns = clock_mono_ns() + (uint64_t)d->wait_s * 1000000000ull;
-	fd = debuginfod_find_debuginfo(c, (const unsigned char *)build_id, 0, NULL);
+	fd = debuginfodapi.find_debuginfo(c, (const unsigned char *)build_id, 0, NULL);
 	if (fd >= 0)
 		return fd;
 	late = clock_mono_ns() >= d->deadline_ns; /* a cancelled query may say ENOENT */

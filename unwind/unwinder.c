@@ -44,7 +44,10 @@ struct unwinder *unwinder_new(struct space *space)
 	}
 	/* Only one thread unwinds: a per-thread cache needs no lock, and
 	 * libunwind brackets every global-cache lock with two sigprocmask
-	 * calls (measured: 30 syscalls per stack). */
+	 * calls (measured: 30 syscalls per stack). Debian's libunwind 1.6 is
+	 * built without per-thread caches and takes this as UNW_CACHE_GLOBAL,
+	 * locks included; UNW_CACHE_NONE would avoid them but costs more
+	 * (measured: a 200-thread snapshot's CPU 21 -> 31 ms). */
 	unw_set_caching_policy(u->as, UNW_CACHE_PER_THREAD);
 	return u;
 }

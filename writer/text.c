@@ -119,10 +119,14 @@ static int put_function(struct buf *out, const struct profile *p,
 	const struct profile_function *f = profile_function(p, loc->lines[i].function_id);
 	const char *name = f ? profile_string(p, f->name) : "";
 
-	/* The offset belongs to the outermost function of the address. */
-	if (i == loc->nlines - 1 && loc->symbol_offset >= 0)
-		return buf_printf(out, "%s+%#" PRIx64, name, (uint64_t)loc->symbol_offset);
-	return buf_printf(out, "%s", name);
+	int r = buf_puts(out, name);
+
+	/* The offset belongs to the outermost function of the address; as %#x writes it. */
+	if (r == 0 && i == loc->nlines - 1 && loc->symbol_offset >= 0)
+		r = loc->symbol_offset ? buf_puts(out, "+0x") : buf_puts(out, "+");
+	if (r == 0 && i == loc->nlines - 1 && loc->symbol_offset >= 0)
+		r = buf_hex(out, (uint64_t)loc->symbol_offset, 0);
+	return r;
 }
 
 /* "\tFILE:LINE" (path as given, or its last component when base) for a location's line i. */
@@ -275,6 +279,29 @@ static const char *basename_of(const char *path)
 	return s ? s + 1 : path;
 }
 
+/*
+ * "    #N   0xADDR " as "    #%-3zu 0x%016" PRIx64 " " writes it. The
+ * dump's lines are put together from pieces, not printf'd: 2939 frames of
+ * 201 threads cost 12.6 million instructions in 12000 vsnprintf calls,
+ * half of a snapshot's main thread (callgrind).
+ */
+static int put_frame_head(struct buf *out, size_t frame, uint64_t address)
+{
+	char d[24];
+	size_t n = 0, w;
+	int r = buf_puts(out, "    #");
+
+	do
+		d[sizeof(d) - ++n] = (char)('0' + frame % 10);
+	while ((frame /= 10) != 0 && n < sizeof(d));
+	r = r ? r : buf_append(out, d + sizeof(d) - n, n);
+	for (w = n; w < 3 && r == 0; w++)
+		r = buf_append(out, " ", 1);
+	r = r ? r : buf_puts(out, " 0x");
+	r = r ? r : buf_hex(out, address, 16);
+	return r ? r : buf_append(out, " ", 1);
+}
+
 int text_write_dump(const struct profile *p, const char *title, struct buf *out)
 {
 	const struct profile_location *loc;
@@ -305,21 +332,23 @@ int text_write_dump(const struct profile *p, const char *title, struct buf *out)
 			loc = profile_location(p, s->location_ids[j]);
 			m = profile_mapping(p, loc->mapping_id);
 			for (k = 0; k < (loc->nlines ? loc->nlines : 1) && r == 0; k++, frame++) {
-				r = buf_printf(out, "    #%-3zu 0x%016" PRIx64 " ", frame, loc->address);
+				r = put_frame_head(out, frame, loc->address);
 				if (r == 0 && loc->nlines)
 					r = put_function(out, p, loc, k);
 				else if (r == 0)
-					r = buf_printf(out, "%s", m ? "[no symbol]" : "[anonymous code]");
+					r = buf_puts(out, m ? "[no symbol]" : "[anonymous code]");
 				/* Frames folded into this address by inlining: all but its last line. */
 				if (r == 0 && loc->nlines && k + 1 < loc->nlines)
-					r = buf_printf(out, " (inlined)");
+					r = buf_puts(out, " (inlined)");
 				if (r == 0 && loc->nlines)
 					r = put_source(out, p, loc, k, " at ", 1);
-				if (r == 0 && m)
-					r = buf_printf(out, " (%s)",
-						       basename_of(profile_string(p, m->filename)));
+				if (r == 0 && m) {
+					r = buf_puts(out, " (");
+					r = r ? r : buf_puts(out, basename_of(profile_string(p, m->filename)));
+					r = r ? r : buf_puts(out, ")");
+				}
 				if (r == 0)
-					r = buf_printf(out, "\n");
+					r = buf_puts(out, "\n");
 			}
 		}
 	}

@@ -258,7 +258,7 @@ static void usage(FILE *f)
 		"exit codes:\n"
 		"  0  success\n"
 		"  1  internal error (out of memory, ...)\n"
-		"  2  usage error: bad option or value\n"
+		"  2  usage error: bad option or value, or --push without libcurl\n"
 		"  3  cannot attach: no such process, not permitted, already traced,\n"
 		"     a zombie, cprof-attach itself, or (heap types) no libcprof.so in it\n"
 		"  4  the target went away before anything was captured\n"

@@ -141,6 +141,7 @@ void *sampler_main(void *arg)
 		goto out;
 	}
 	s.want_state = c->want_state;
+	s.no_baseline = !!(c->policy->flags & POLICY_ONCE);
 	if (c->policy->flags & (POLICY_DEFER | POLICY_ONCE)) {
 		/*
 		 * The clock never waits for a thread that waits for a CPU; a

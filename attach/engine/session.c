@@ -92,7 +92,8 @@ static void scan_one(struct session *s, pid_t tid)
 			return;
 		t->last_sample_ns = clock_mono_ns();
 		/* Before the capture began, its CPU is not ours to count. */
-		if (s->scan_no == 1 && thread_read_cpu(&s->threads, t, &t->cpu_ns) < 0)
+		if (s->scan_no == 1 && !s->no_baseline &&
+		    thread_read_cpu(&s->threads, t, &t->cpu_ns) < 0)
 			t->cpu_ns = 0;
 		s->stats.threads_seen++;
 	}

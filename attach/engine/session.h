@@ -83,6 +83,13 @@ struct session {
 	uint64_t restorer;        /* a signal frame's return address found to be rt_sigreturn */
 	int want_state;           /* fill snapshot.state (costs a read of stat) */
 	/*
+	 * No CPU clock read when a thread is first listed: a single pass
+	 * (snapshot) weighs nothing by CPU, and those reads kept a descriptor
+	 * per thread open from the start (EMFILE at 1000 threads under the
+	 * usual limit of 1024, and a table grown after an RCU grace period).
+	 */
+	int no_baseline;
+	/*
 	 * Non-NULL: a running thread that does not stop within
 	 * SESSION_DEFER_US is waiting for a CPU; the batch moves on, and its
 	 * stop is copied and given to defer_emit when it comes (when the

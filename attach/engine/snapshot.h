@@ -6,9 +6,9 @@
  * unwinds them.
  *
  * Invariants:
- *  - a snapshot owns its stack bytes (one malloc'd block of the stack cap
- *    that every region of img points into; all regions together hold at
- *    most the cap);
+ *  - a snapshot owns its stack bytes (one malloc'd block of the stack cap,
+ *    cut to what the copy filled once it is made, that every region of
+ *    img points into; all regions together hold at most the cap);
  *  - the queue holds at most QUEUE_MAX_BYTES of stack bytes and
  *    QUEUE_MAX_ITEMS snapshots; a push past either fails and the tracer
  *    counts the sample as lost — the tracer never waits for the consumer,

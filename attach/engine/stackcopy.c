@@ -11,6 +11,7 @@
  * so that unwinding crosses from the handler into the interrupted frames.
  */
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 
 #include "attach/engine/sigframe.h"
@@ -64,11 +65,21 @@ static size_t copy_size(struct session *s, pid_t tid, uint64_t sp, int *known)
  * the frame starts 8 bytes below sp, outside the copy. Read it apart. 0
  * and *f filled, or -1.
  */
-static int popped_frame(struct session *s, uint64_t sp, uint64_t pc, struct sigframe *f)
+static int popped_frame(struct session *s, const struct snapshot *snap, uint64_t sp, uint64_t pc,
+			struct sigframe *f)
 {
 	unsigned char b[SIGFRAME_LEN];
 	uint64_t start;
 
+	/*
+	 * A thread asleep in a system call has its pc just past that call's
+	 * syscall instruction: inside the trampoline only when the call is
+	 * rt_sigreturn (which never sleeps). Not reading the target's code
+	 * three times for each sleeping thread saved 600 of a 200-thread
+	 * snapshot's 805 process_vm_readv calls.
+	 */
+	if (snap->how == SNAP_SYSCALL && snap->syscall >= 0 && snap->syscall != SYS_rt_sigreturn)
+		return -1;
 	if (sp < 8 || sigframe_popped(s->pid, &s->restorer, pc, &start) < 0 ||
 	    vm_read(s->pid, sp - 8, b, sizeof(b)) < 0)
 		return -1;
@@ -100,7 +111,7 @@ void stackcopy_image(struct session *s, pid_t tid, uint64_t sp, uint64_t pc,
 	if (known)
 		return;
 	found = (frame && sigframe_check(snap->stack, sp, len, frame, &f) == 0) ||
-		sigframe_find(snap->stack, sp, len, &f) == 0 || popped_frame(s, sp, pc, &f) == 0;
+		sigframe_find(snap->stack, sp, len, &f) == 0 || popped_frame(s, snap, sp, pc, &f) == 0;
 	if (!found || !sigframe_restorer(s->pid, &s->restorer, f.restorer)) {
 		if (frame)
 			hints_alt_set(s->hints, tid, 0, 0); /* not there any more */

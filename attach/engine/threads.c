@@ -30,16 +30,21 @@ int threads_init(struct threads *ts, pid_t pid)
 	return ts->slots ? 0 : -1;
 }
 
+void thread_close_files(struct thread *t)
+{
+	int *fd[] = { &t->fd_schedstat, &t->fd_syscall, &t->fd_comm, &t->fd_stat };
+	size_t i;
+
+	for (i = 0; i < sizeof(fd) / sizeof(fd[0]); i++)
+		if (*fd[i] >= 0) {
+			close(*fd[i]);
+			*fd[i] = -1;
+		}
+}
+
 static void thread_close(struct thread *t)
 {
-	if (t->fd_schedstat >= 0)
-		close(t->fd_schedstat);
-	if (t->fd_syscall >= 0)
-		close(t->fd_syscall);
-	if (t->fd_comm >= 0)
-		close(t->fd_comm);
-	if (t->fd_stat >= 0)
-		close(t->fd_stat);
+	thread_close_files(t);
 	free(t);
 }
 
@@ -164,7 +169,7 @@ int thread_read_cpu(struct threads *ts, struct thread *t, uint64_t *ns)
 	char *end;
 
 	if (open_file(ts, t, &t->fd_schedstat, "schedstat") < 0 ||
-	    proc_pread(t->fd_schedstat, buf, sizeof(buf)) <= 0)
+	    proc_pread_line(t->fd_schedstat, buf, sizeof(buf)) <= 0)
 		return -1;
 	errno = 0;
 	*ns = strtoull(buf, &end, 10);
@@ -185,7 +190,7 @@ int thread_read_syscall(struct threads *ts, struct thread *t, long *nr, uint64_t
 	int n = 0;
 
 	if (open_file(ts, t, &t->fd_syscall, "syscall") < 0 ||
-	    proc_pread(t->fd_syscall, buf, sizeof(buf)) <= 0)
+	    proc_pread_line(t->fd_syscall, buf, sizeof(buf)) <= 0)
 		return -1;
 	if (!strncmp(buf, "running", 7))
 		return 1;
@@ -218,7 +223,7 @@ int thread_read_name(struct threads *ts, struct thread *t)
 
 	if (open_file(ts, t, &t->fd_comm, "comm") < 0)
 		return -1;
-	n = proc_pread(t->fd_comm, buf, sizeof(buf));
+	n = proc_pread_line(t->fd_comm, buf, sizeof(buf));
 	if (n <= 0)
 		return -1;
 	if (buf[n - 1] == '\n')
@@ -230,16 +235,28 @@ int thread_read_name(struct threads *ts, struct thread *t)
 	return 0;
 }
 
-char thread_read_state(struct threads *ts, struct thread *t)
+char thread_read_state(struct threads *ts, struct thread *t, int *named)
 {
-	char buf[512], *p;
+	char buf[512], *p, *q;
+	size_t n;
 
+	*named = 0;
 	if (open_file(ts, t, &t->fd_stat, "stat") < 0 ||
-	    proc_pread(t->fd_stat, buf, sizeof(buf)) <= 0)
+	    proc_pread_line(t->fd_stat, buf, sizeof(buf)) <= 0)
 		return '?';
 	/* "TID (COMM) S ..." — comm may hold spaces and parentheses. */
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || !p[2])
 		return '?';
+	/*
+	 * The name as comm gives it, which escapes '\n' and '\\' (stat does
+	 * not): a name holding either is left to thread_read_name().
+	 */
+	if ((q = strchr(buf, '(')) && q < p && (n = (size_t)(p - q - 1)) < sizeof(t->name) &&
+	    !memchr(q + 1, '\n', n) && !memchr(q + 1, '\\', n)) {
+		memcpy(t->name, q + 1, n);
+		t->name[n] = 0;
+		*named = 1;
+	}
 	return p[2];
 }

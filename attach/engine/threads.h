@@ -94,10 +94,22 @@ int thread_read_cpu(struct threads *ts, struct thread *t, uint64_t *ns);
 int thread_read_syscall(struct threads *ts, struct thread *t, long *nr, uint64_t *sp,
 			uint64_t *pc);
 
+/*
+ * Close t's /proc descriptors (they reopen at the next read): for a pass
+ * that reads each thread once, where keeping them would only grow the
+ * descriptor table.
+ */
+void thread_close_files(struct thread *t);
+
 /* Refresh t->name from comm. 0 or -1. */
 int thread_read_name(struct threads *ts, struct thread *t);
 
-/* Its scheduler state letter from stat ('R', 'S', 'D', 'T', 't', 'Z'...), or '?'. */
-char thread_read_state(struct threads *ts, struct thread *t);
+/*
+ * Its scheduler state letter from stat ('R', 'S', 'D', 'T', 't', 'Z'...),
+ * or '?'. The same read refreshes t->name, and sets *named, unless the
+ * name holds a character comm would escape: then thread_read_name() is
+ * still due (one /proc file read per thread instead of two).
+ */
+char thread_read_state(struct threads *ts, struct thread *t, int *named);
 
 #endif

@@ -43,8 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
+#include "attach/push/curlapi.h"
 #include "attach/push/request.h"
 #include "common/buf.h"
 #include "common/err.h"
@@ -78,7 +77,9 @@ static const struct {
 
 int request_global_init(void)
 {
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (curlapi_load() < 0)
+		return -1;
+	if (curlapi.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return error("cannot initialise libcurl");
 	return 0;
 }
@@ -101,38 +102,38 @@ static int request_base(struct request *rq, const char *url)
 	size_t n;
 	int r = -1;
 
-	rq->base = curl_url();
+	rq->base = curlapi.url();
 	if (!rq->base)
 		return error("out of memory");
-	if (curl_url_set(rq->base, CURLUPART_URL, url, 0) != CURLUE_OK)
+	if (curlapi.url_set(rq->base, CURLUPART_URL, url, 0) != CURLUE_OK)
 		return error("invalid push URL: expected http://HOST[:PORT] or https://...");
-	if (curl_url_get(rq->base, CURLUPART_SCHEME, &part, 0) != CURLUE_OK || !part ||
+	if (curlapi.url_get(rq->base, CURLUPART_SCHEME, &part, 0) != CURLUE_OK || !part ||
 	    (strcmp(part, "http") != 0 && strcmp(part, "https") != 0)) {
 		error("invalid push URL: the scheme must be http or https");
 		goto out;
 	}
-	curl_free(part);
+	curlapi.free(part);
 	part = NULL;
-	if (curl_url_get(rq->base, CURLUPART_USER, &part, CURLU_URLDECODE) == CURLUE_OK && part) {
+	if (curlapi.url_get(rq->base, CURLUPART_USER, &part, CURLU_URLDECODE) == CURLUE_OK && part) {
 		if (copy_str(rq->user, sizeof(rq->user), part) < 0) {
 			error("invalid push URL: user name too long");
 			goto out;
 		}
-		curl_free(part);
+		curlapi.free(part);
 		part = NULL;
-		if (curl_url_get(rq->base, CURLUPART_PASSWORD, &part, CURLU_URLDECODE) == CURLUE_OK &&
+		if (curlapi.url_get(rq->base, CURLUPART_PASSWORD, &part, CURLU_URLDECODE) == CURLUE_OK &&
 		    part && copy_str(rq->password, sizeof(rq->password), part) < 0) {
 			error("invalid push URL: password too long");
 			goto out;
 		}
 	}
-	curl_free(part);
+	curlapi.free(part);
 	part = NULL;
-	curl_url_set(rq->base, CURLUPART_USER, NULL, 0);
-	curl_url_set(rq->base, CURLUPART_PASSWORD, NULL, 0);
-	curl_url_set(rq->base, CURLUPART_QUERY, NULL, 0);
-	curl_url_set(rq->base, CURLUPART_FRAGMENT, NULL, 0);
-	if (curl_url_get(rq->base, CURLUPART_PATH, &part, 0) != CURLUE_OK || !part)
+	curlapi.url_set(rq->base, CURLUPART_USER, NULL, 0);
+	curlapi.url_set(rq->base, CURLUPART_PASSWORD, NULL, 0);
+	curlapi.url_set(rq->base, CURLUPART_QUERY, NULL, 0);
+	curlapi.url_set(rq->base, CURLUPART_FRAGMENT, NULL, 0);
+	if (curlapi.url_get(rq->base, CURLUPART_PATH, &part, 0) != CURLUE_OK || !part)
 		part = NULL;
 	n = part ? strlen(part) : 0;
 	while (n && part[n - 1] == '/')
@@ -148,16 +149,16 @@ static int request_base(struct request *rq, const char *url)
 		goto out;
 	}
 	r = -1;
-	if (curl_url_set(rq->base, CURLUPART_PATH, path, 0) != CURLUE_OK ||
-	    curl_url_get(rq->base, CURLUPART_URL, &u, 0) != CURLUE_OK ||
+	if (curlapi.url_set(rq->base, CURLUPART_PATH, path, 0) != CURLUE_OK ||
+	    curlapi.url_get(rq->base, CURLUPART_URL, &u, 0) != CURLUE_OK ||
 	    copy_str(rq->where, sizeof(rq->where), u) < 0) {
 		error("invalid push URL: too long");
 		goto out;
 	}
 	r = 0;
 out:
-	curl_free(part);
-	curl_free(u);
+	curlapi.free(part);
+	curlapi.free(u);
 	return r;
 }
 
@@ -188,14 +189,14 @@ int request_init(struct request **out, const struct request_conf *c)
 		rq->user[colon - c->basic_auth] = 0;
 	}
 	/* No "Expect: 100-continue" round trip: the body is small and the server speaks HTTP/1.1. */
-	rq->headers = curl_slist_append(NULL, "Expect:");
+	rq->headers = curlapi.slist_append(NULL, "Expect:");
 	if (c->tenant && rq->headers) {
 		if (snprintf(h, sizeof(h), "X-Scope-OrgID: %s", c->tenant) >= (int)sizeof(h) ||
 		    strpbrk(c->tenant, "\r\n")) {
 			error("invalid tenant: too long or holds a line break");
 			goto err;
 		}
-		rq->headers = curl_slist_append(rq->headers, h);
+		rq->headers = curlapi.slist_append(rq->headers, h);
 	}
 	if (c->token && rq->headers) {
 		if (snprintf(h, sizeof(h), "Authorization: Bearer %s", c->token) >= (int)sizeof(h) ||
@@ -203,10 +204,10 @@ int request_init(struct request **out, const struct request_conf *c)
 			error("invalid bearer token: too long or holds a line break");
 			goto err;
 		}
-		rq->headers = curl_slist_append(rq->headers, h);
+		rq->headers = curlapi.slist_append(rq->headers, h);
 		memset(h, 0, sizeof(h));
 	}
-	rq->curl = curl_easy_init();
+	rq->curl = curlapi.easy_init();
 	if (!rq->headers || !rq->curl) {
 		error("out of memory");
 		goto err;
@@ -226,9 +227,9 @@ void request_release(struct request *rq)
 	if (!rq)
 		return;
 	if (rq->curl)
-		curl_easy_cleanup(rq->curl);
-	curl_url_cleanup(rq->base);
-	curl_slist_free_all(rq->headers);
+		curlapi.easy_cleanup(rq->curl);
+	curlapi.url_cleanup(rq->base);
+	curlapi.slist_free_all(rq->headers);
 	memset(rq->password, 0, sizeof(rq->password));
 	free(rq);
 }
@@ -257,7 +258,7 @@ static int query_add(CURLU *u, const char *key, const char *value)
 
 	if (n < 0 || (size_t)n >= sizeof(q))
 		return -1;
-	return curl_url_set(u, CURLUPART_QUERY, q, CURLU_APPENDQUERY | CURLU_URLENCODE) == CURLUE_OK
+	return curlapi.url_set(u, CURLUPART_QUERY, q, CURLU_APPENDQUERY | CURLU_URLENCODE) == CURLUE_OK
 		       ? 0
 		       : -1;
 }
@@ -271,7 +272,7 @@ static int request_build(struct request *rq, const struct spool_meta *m, const v
 	size_t i;
 
 	*form = NULL;
-	*url = curl_url_dup(rq->base);
+	*url = curlapi.url_dup(rq->base);
 	if (!*url)
 		return -1;
 	snprintf(from, sizeof(from), "%llu", (unsigned long long)(m->from_ns / 1000000000ull));
@@ -280,18 +281,18 @@ static int request_build(struct request *rq, const struct spool_meta *m, const v
 	if (query_add(*url, "name", m->name) < 0 || query_add(*url, "from", from) < 0 ||
 	    query_add(*url, "until", until) < 0 || query_add(*url, "spyName", "cprof") < 0)
 		return -1;
-	*form = curl_mime_init(rq->curl);
-	if (!*form || !(part = curl_mime_addpart(*form)) || curl_mime_name(part, "profile") ||
-	    curl_mime_filename(part, "profile.pb.gz") ||
-	    curl_mime_type(part, "application/octet-stream") || curl_mime_data(part, data, len))
+	*form = curlapi.mime_init(rq->curl);
+	if (!*form || !(part = curlapi.mime_addpart(*form)) || curlapi.mime_name(part, "profile") ||
+	    curlapi.mime_filename(part, "profile.pb.gz") ||
+	    curlapi.mime_type(part, "application/octet-stream") || curlapi.mime_data(part, data, len))
 		return -1;
 	for (i = 0; i < sizeof(sample_configs) / sizeof(sample_configs[0]); i++) {
 		if (strcmp(m->kind, sample_configs[i].kind) != 0)
 			continue;
-		if (!(part = curl_mime_addpart(*form)) || curl_mime_name(part, "sample_type_config") ||
-		    curl_mime_filename(part, "sample_type_config.json") ||
-		    curl_mime_type(part, "application/json") ||
-		    curl_mime_data(part, sample_configs[i].json, CURL_ZERO_TERMINATED))
+		if (!(part = curlapi.mime_addpart(*form)) || curlapi.mime_name(part, "sample_type_config") ||
+		    curlapi.mime_filename(part, "sample_type_config.json") ||
+		    curlapi.mime_type(part, "application/json") ||
+		    curlapi.mime_data(part, sample_configs[i].json, CURL_ZERO_TERMINATED))
 			return -1;
 	}
 	return 0;
@@ -315,30 +316,30 @@ enum send_result request_send(struct request *rq, const struct spool_meta *m, co
 		goto out;
 	}
 	errbuf[0] = 0;
-	curl_easy_reset(rq->curl);
-	curl_easy_setopt(rq->curl, CURLOPT_CURLU, url);
-	curl_easy_setopt(rq->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(rq->curl, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(rq->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(rq->curl, CURLOPT_TIMEOUT_MS, rq->timeout_ms);
-	curl_easy_setopt(rq->curl, CURLOPT_MIMEPOST, form);
-	curl_easy_setopt(rq->curl, CURLOPT_HTTPHEADER, rq->headers);
-	curl_easy_setopt(rq->curl, CURLOPT_USERAGENT, "cprof-attach/" CPROF_VERSION);
-	curl_easy_setopt(rq->curl, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(rq->curl, CURLOPT_WRITEFUNCTION, reply_keep);
-	curl_easy_setopt(rq->curl, CURLOPT_WRITEDATA, &reply);
+	curlapi.easy_reset(rq->curl);
+	curlapi.easy_setopt(rq->curl, CURLOPT_CURLU, url);
+	curlapi.easy_setopt(rq->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curlapi.easy_setopt(rq->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curlapi.easy_setopt(rq->curl, CURLOPT_NOSIGNAL, 1L);
+	curlapi.easy_setopt(rq->curl, CURLOPT_TIMEOUT_MS, rq->timeout_ms);
+	curlapi.easy_setopt(rq->curl, CURLOPT_MIMEPOST, form);
+	curlapi.easy_setopt(rq->curl, CURLOPT_HTTPHEADER, rq->headers);
+	curlapi.easy_setopt(rq->curl, CURLOPT_USERAGENT, "cprof-attach/" CPROF_VERSION);
+	curlapi.easy_setopt(rq->curl, CURLOPT_ERRORBUFFER, errbuf);
+	curlapi.easy_setopt(rq->curl, CURLOPT_WRITEFUNCTION, reply_keep);
+	curlapi.easy_setopt(rq->curl, CURLOPT_WRITEDATA, &reply);
 	if (rq->user[0]) {
-		curl_easy_setopt(rq->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(rq->curl, CURLOPT_USERNAME, rq->user);
-		curl_easy_setopt(rq->curl, CURLOPT_PASSWORD, rq->password);
+		curlapi.easy_setopt(rq->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curlapi.easy_setopt(rq->curl, CURLOPT_USERNAME, rq->user);
+		curlapi.easy_setopt(rq->curl, CURLOPT_PASSWORD, rq->password);
 	}
-	cc = curl_easy_perform(rq->curl);
+	cc = curlapi.easy_perform(rq->curl);
 	if (cc != CURLE_OK) {
-		snprintf(msg, msgcap, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		snprintf(msg, msgcap, "%s", errbuf[0] ? errbuf : curlapi.easy_strerror(cc));
 		res = SEND_RETRY;
 		goto out;
 	}
-	curl_easy_getinfo(rq->curl, CURLINFO_RESPONSE_CODE, status);
+	curlapi.easy_getinfo(rq->curl, CURLINFO_RESPONSE_CODE, status);
 	reply_message((const char *)reply.data, reply.len, msg, msgcap);
 	if (*status >= 200 && *status < 300)
 		res = SEND_OK;
@@ -350,8 +351,8 @@ enum send_result request_send(struct request *rq, const struct spool_meta *m, co
 	else
 		res = SEND_REJECTED;
 out:
-	curl_mime_free(form);
-	curl_url_cleanup(url);
+	curlapi.mime_free(form);
+	curlapi.url_cleanup(url);
 	buf_release(&reply);
 	return res;
 }

@@ -262,4 +262,20 @@ check "--push with another format than pprof is refused" [ "$?" = 2 ]
 "$ATTACH" -p "$tp" --push ftp://127.0.0.1:1 2>"$WORK/u.err"
 check "a URL that is not http(s) is refused" [ "$?" = 2 ]
 
+# libcurl is loaded only for --push: without it, one line and exit 2. Hidden
+# in a private mount namespace (root only), the way a host without libcurl4
+# would be.
+curl_so=$(ldconfig -p | awk '$1 == "libcurl.so.4" { print $NF; exit }')
+if [ "$(id -u)" = 0 ] && [ -n "$curl_so" ] && unshare -m true 2>/dev/null; then
+	unshare -m sh -c "mount --bind /dev/null '$curl_so' && '$ATTACH' -p $tp -d 100ms --push http://127.0.0.1:1 -q" \
+		2>"$WORK/nocurl.err"
+	check "--push without libcurl: exit 2 ($?)" [ "$?" = 2 ]
+	check "--push without libcurl: one line naming it" \
+		sh -c "[ \$(wc -l <'$WORK/nocurl.err') = 1 ] && grep -q '^cprof-attach: --push needs libcurl: ' '$WORK/nocurl.err'"
+	unshare -m sh -c "mount --bind /dev/null '$curl_so' && '$ATTACH' -p $tp -d 100ms -o '$WORK/nocurl.pb.gz' -q"
+	check "without libcurl, a capture without --push works ($?)" [ "$?" = 0 ]
+else
+	echo "SKIP: hiding libcurl needs root and unshare"
+fi
+
 exit $FAILED

@@ -73,4 +73,14 @@ for f in calc_a calc_b calc_c calc_d; do
 	check "crowd: all 6 \"$f\" threads show $f ($n)" [ "$n" = 6 ]
 done
 check "crowd: target never left stopped" not_stopped "$tc"
+# 1000 threads under the usual descriptor limit (1024): a snapshot keeps no
+# /proc descriptor per thread open, so it sees them all (it once kept four
+# each, and showed 5 of 1001).
+start_target many -n 1000
+nmany=$(ls /proc/"$TPID"/task | wc -l)
+(ulimit -n 1024 && "$ATTACH" -p "$TPID" -t threads --format dump --no-lines -o "$WORK/many.txt" -q)
+check "1000 threads, 1024 descriptors: exit 0 ($?)" [ "$?" = 0 ]
+check "1000 threads, 1024 descriptors: every thread in the dump ($nmany)" \
+	[ "$(grep -c '^thread [0-9]* "' "$WORK/many.txt")" = "$nmany" ]
+check "1000 threads: none without a stack" sh -c "! grep -q 'no stack' '$WORK/many.txt'"
 finish

@@ -2,19 +2,27 @@
  * test_common.c — the shared helpers that model/, unwind/ and writer/
  * lean on: fnv_bytes() against FNV-1a's published vectors (the flame
  * graph's colours depend on the exact value), and array_grow()'s doubling,
- * its hard cap and a failure that changes nothing.
+ * its hard cap and a failure that changes nothing; buf_printf() into the
+ * room left and past it, and at its limit; buf_hex() against printf's
+ * "%0*" PRIx64; dynlib_load()'s
+ * outcomes: a library found with every function, a missing library and
+ * a missing function, each told once and kept.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "common/array.h"
+#include "common/buf.h"
+#include "common/dynlib.h"
 #include "common/fnv.h"
 
 static void test_fnv_vectors(void **state)
@@ -78,12 +86,111 @@ static void test_array_cap(void **state)
 	free(v);
 }
 
+static void test_buf_printf(void **state)
+{
+	struct buf b;
+	char want[400];
+	int i, n = 0;
+
+	(void)state;
+	/* Many appends, some within the room left, some past it (growth). */
+	buf_init(&b, 1000);
+	for (i = 0; i < 40; i++) {
+		assert_int_equal(buf_printf(&b, "%d:%s;", i, i % 3 ? "ab" : "abcdefgh"), 0);
+		n += snprintf(want + n, sizeof(want) - n, "%d:%s;", i, i % 3 ? "ab" : "abcdefgh");
+	}
+	assert_int_equal(b.len, (size_t)n);
+	assert_string_equal((char *)b.data, want);
+	buf_release(&b);
+
+	/* At the limit: up to it exactly, then a failure that appends nothing. */
+	buf_init(&b, 10);
+	assert_int_equal(buf_printf(&b, "%s", "12345"), 0);
+	assert_int_equal(buf_printf(&b, "%s", "abcdefg"), -1);
+	assert_int_equal(errno, EFBIG);
+	assert_int_equal(b.len, 5);
+	assert_string_equal((char *)b.data, "12345");
+	assert_int_equal(buf_printf(&b, "%s", "67890"), 0);
+	assert_string_equal((char *)b.data, "1234567890");
+	assert_int_equal(buf_printf(&b, "x"), -1);
+	assert_string_equal((char *)b.data, "1234567890");
+	buf_release(&b);
+}
+
+static void test_buf_hex(void **state)
+{
+	static const uint64_t v[] = { 0, 1, 0xf, 0x10, 0x7f0e76b78990ull, UINT64_MAX };
+	static const unsigned w[] = { 0, 1, 3, 16, 20 };
+	char want[64];
+	struct buf b;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		for (j = 0; j < sizeof(w) / sizeof(w[0]); j++) {
+			buf_init(&b, 64);
+			assert_int_equal(buf_hex(&b, v[i], w[j]), 0);
+			/* Never wider than 16 digits: a uint64_t has no more. */
+			snprintf(want, sizeof(want), "%0*" PRIx64, w[j] > 16 ? 16 : (int)w[j], v[i]);
+			assert_string_equal((char *)b.data, want);
+			buf_release(&b);
+		}
+	buf_init(&b, 3);
+	assert_int_equal(buf_puts(&b, "ab"), 0);
+	assert_int_equal(buf_hex(&b, 0x123, 0), -1);
+	assert_string_equal((char *)b.data, "ab");
+	buf_release(&b);
+}
+
+/* libz is linked into every cprof binary: a library that is surely there. */
+static void test_dynlib_found(void **state)
+{
+	const char *(*version)(void) = NULL;
+	void *slot = NULL;
+	const struct dynlib_sym syms[] = { { "zlibVersion", &slot } };
+	struct dynlib l = { .soname = "libz.so.1", .syms = syms, .nsyms = 1 };
+
+	(void)state;
+	assert_int_equal(dynlib_load(&l), 0);
+	assert_non_null(slot);
+	*(void **)&version = slot;
+	assert_true(version()[0] == '1');
+	/* Again: the kept outcome, the slot as it was. */
+	slot = NULL;
+	assert_int_equal(dynlib_load(&l), 0);
+	assert_null(slot);
+}
+
+static void test_dynlib_missing(void **state)
+{
+	void *a = NULL, *b = NULL;
+	const struct dynlib_sym none[] = { { "nothing_here", &a } };
+	const struct dynlib_sym some[] = { { "zlibVersion", &a }, { "cprof_no_such_fn", &b } };
+	struct dynlib gone = { .soname = "libcprof-no-such.so.9", .syms = none, .nsyms = 1 };
+	struct dynlib lacks = { .soname = "libz.so.1", .syms = some, .nsyms = 2 };
+
+	(void)state;
+	assert_int_equal(dynlib_load(&gone), -1);
+	assert_non_null(strstr(gone.why, "libcprof-no-such.so.9"));
+	assert_null(a);
+	/* Told once: the second call fails the same way without trying. */
+	gone.why[0] = 0;
+	assert_int_equal(dynlib_load(&gone), -1);
+	assert_int_equal(gone.why[0], 0);
+	assert_int_equal(dynlib_load(&lacks), -1);
+	assert_string_equal(lacks.why, "libz.so.1 lacks cprof_no_such_fn");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fnv_vectors),
 		cmocka_unit_test(test_array_doubles),
 		cmocka_unit_test(test_array_cap),
+		cmocka_unit_test(test_buf_printf),
+		cmocka_unit_test(test_buf_hex),
+		cmocka_unit_test(test_dynlib_found),
+		cmocka_unit_test(test_dynlib_missing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
