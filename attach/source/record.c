@@ -22,6 +22,8 @@
 #include "unwind/demangle.h"
 #include "unwind/dwlines.h"
 #include "unwind/elfimg.h"
+#include "unwind/linecache.h"
+#include "unwind/linetab.h"
 #include "unwind/funcstart.h"
 #include "unwind/perfmap.h"
 #include "unwind/space.h"
@@ -379,6 +381,8 @@ void record_stats_add(struct record_stats *a, const struct record_stats *b)
 	a->repeated += b->repeated;
 	a->lines_addrs += b->lines_addrs;
 	a->lines_found += b->lines_found;
+	a->lines_cached += b->lines_cached;
+	a->lines_dwarf += b->lines_dwarf;
 	a->lines_objects += b->lines_objects;
 	a->lines_ns += b->lines_ns;
 	a->lines_cpu_ns += b->lines_cpu_ns;
@@ -450,19 +454,27 @@ static int open_obj(void *ctx)
 	return space_open_obj(c[0], c[1]);
 }
 
-/* The lines of object o, looked up once per capture here and once per run in di. */
-static struct dwlines *obj_lines(struct recorder *r, struct debuginfo *di, struct space_obj *o,
-				 struct dwlines **per_obj, uint8_t *tried, size_t nobj)
+/* What recorder_lines() knows of each object, by space object index. */
+struct lines_pass {
+	struct debuginfo *di;
+	struct linecache *lc;
+	size_t nobj;
+	struct dwlines **lines; /* its DWARF, looked up once per capture here, once per run in di */
+	struct linetab **tabs;  /* its cached lines, by build ID */
+	uint8_t *tried;         /* 1: lines looked for, 2: its table too */
+	uint8_t *used;          /* some address of it got lines */
+};
+
+/* The DWARF of object o, NULL when it has none. */
+static struct dwlines *obj_lines(struct recorder *r, struct lines_pass *p, struct space_obj *o)
 {
 	struct debuginfo_req q;
 	enum debug_how how;
 	void *ctx[2] = { r->space, o };
 
-	if (o->index >= nobj)
-		return NULL;
-	if (tried[o->index])
-		return per_obj[o->index];
-	tried[o->index] = 1;
+	if (p->tried[o->index] & 1)
+		return p->lines[o->index];
+	p->tried[o->index] |= 1;
 	if (o->is_vdso || !o->img)
 		return NULL;
 	memset(&q, 0, sizeof(q));
@@ -474,21 +486,54 @@ static struct dwlines *obj_lines(struct recorder *r, struct debuginfo *di, struc
 	q.img = o->img;
 	q.open_self = open_obj;
 	q.ctx = ctx;
-	per_obj[o->index] = debuginfo_lines(di, &q, &how);
-	return per_obj[o->index];
+	p->lines[o->index] = debuginfo_lines(p->di, &q, &how);
+	return p->lines[o->index];
 }
 
-/* Give location id at addr the inline chain lines has for it. 1 when it did. */
-static int location_lines(struct recorder *r, struct dwlines *lines, struct space_obj *o,
-			  uint64_t addr, uint64_t id)
+/* The cached lines of object o (unwind/linecache.h), NULL when it is not cached. */
+static struct linetab *obj_table(struct lines_pass *p, struct space_obj *o)
 {
-	struct dwlines_frame f[DWLINES_MAX_FRAMES];
+	if (!(p->tried[o->index] & 2)) {
+		p->tried[o->index] |= 2;
+		if (p->lc && !o->is_vdso && o->img)
+			p->tabs[o->index] = linecache_table(p->lc, o->build_id);
+	}
+	return p->tabs[o->index];
+}
+
+/*
+ * The inline chain at addr in o into f: from o's line cache when it has
+ * addr, else from its DWARF (and then kept in the cache). Its length.
+ */
+static size_t chain_of(struct recorder *r, struct lines_pass *p, struct space_obj *o,
+		       uint64_t addr, struct dwlines_frame *f)
+{
+	struct linetab *t = obj_table(p, o);
+	struct dwlines *l;
+	size_t n;
+
+	if (t && linetab_get(t, addr - o->bias, f, DWLINES_MAX_FRAMES, &n)) {
+		r->stats.lines_cached++;
+		return n;
+	}
+	if (!(l = obj_lines(r, p, o)))
+		return 0;
+	n = dwlines_lookup(l, addr - o->bias, f, DWLINES_MAX_FRAMES);
+	r->stats.lines_dwarf++;
+	if (t)
+		linetab_put(t, addr - o->bias, f, n); /* best effort: a full table keeps what it has */
+	return n;
+}
+
+/* Give location id at addr the inline chain f[0..n). 1 when it did. */
+static int location_lines(struct recorder *r, struct space_obj *o, uint64_t addr, uint64_t id,
+			  struct dwlines_frame *f, size_t n)
+{
 	struct profile_line pl[DWLINES_MAX_FRAMES];
 	const char *sym;
 	char readable[1024];
-	size_t n, i;
+	size_t i;
 
-	n = dwlines_lookup(lines, addr - o->bias, f, DWLINES_MAX_FRAMES);
 	/*
 	 * The out-of-line function keeps its symbol's name where it has one,
 	 * as in a profile without lines (glibc's DWARF says __GI___poll where
@@ -510,46 +555,51 @@ static int location_lines(struct recorder *r, struct dwlines *lines, struct spac
 	return n && profile_location_set_lines(r->prof, id, pl, n) == 0;
 }
 
-void recorder_lines(struct recorder *r, struct debuginfo *di)
+void recorder_lines(struct recorder *r, struct debuginfo *di, struct linecache *lc)
 {
-	struct dwlines **per_obj;
-	struct dwlines *lines;
+	struct dwlines_frame f[DWLINES_MAX_FRAMES];
+	struct lines_pass p;
 	struct space_obj *o;
-	uint8_t *tried, *used;
-	size_t nobj, i;
+	size_t i, n;
 	uint64_t t0 = clock_mono_ns(), c0 = thread_cpu_ns();
 
 	if (!r || !di)
 		return;
-	space_objects(r->space, &nobj);
-	per_obj = calloc(nobj + 1, sizeof(*per_obj));
-	tried = calloc(nobj + 1, 1);
-	used = calloc(nobj + 1, 1);
-	if (!per_obj || !tried || !used)
+	memset(&p, 0, sizeof(p));
+	p.di = di;
+	p.lc = lc;
+	space_objects(r->space, &p.nobj);
+	p.lines = calloc(p.nobj + 1, sizeof(*p.lines));
+	p.tabs = calloc(p.nobj + 1, sizeof(*p.tabs));
+	p.tried = calloc(p.nobj + 1, 1);
+	p.used = calloc(p.nobj + 1, 1);
+	if (!p.lines || !p.tabs || !p.tried || !p.used)
 		goto out;
 	for (i = 0; i < r->locs.nslots; i++) {
 		const struct u64map_slot *sl = &r->locs.slots[i];
 
-		if (!sl->used || !(o = space_find(r->space, sl->key)) || o->index >= nobj)
+		if (!sl->used || !(o = space_find(r->space, sl->key)) || o->index >= p.nobj)
 			continue;
 		r->stats.lines_addrs++;
-		lines = obj_lines(r, di, o, per_obj, tried, nobj);
-		if (lines && location_lines(r, lines, o, sl->key, sl->value)) {
-			used[o->index] = 1;
+		n = chain_of(r, &p, o, sl->key, f);
+		if (location_lines(r, o, sl->key, sl->value, f, n)) {
+			p.used[o->index] = 1;
 			r->stats.lines_found++;
 		}
 	}
-	for (i = 0; i < nobj; i++) {
-		if (!used[i])
+	for (i = 0; i < p.nobj; i++) {
+		if (!p.used[i])
 			continue;
 		r->stats.lines_objects++;
 		if (i < r->nmap_ids && r->map_ids[i])
 			profile_mapping_set_flags(r->prof, r->map_ids[i], 1, 1, 1, 1);
 	}
+	linecache_flush(lc);
 out:
 	r->stats.lines_ns += clock_mono_ns() - t0;
 	r->stats.lines_cpu_ns += thread_cpu_ns() - c0;
-	free(per_obj);
-	free(tried);
-	free(used);
+	free(p.lines);
+	free(p.tabs);
+	free(p.tried);
+	free(p.used);
 }
