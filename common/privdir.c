@@ -65,7 +65,8 @@ int privdir_open(const char *dir, const char *what, int write, char *why, size_t
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		if (e == ELOOP)
+		/* O_NOFOLLOW with O_DIRECTORY: ELOOP or ENOTDIR for a symlink, by kernel. */
+		if (e == ELOOP || (e == ENOTDIR && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)))
 			snprintf(why, cap, "%s \"%s\" is a symbolic link", what, dir);
 		else if (e == ENOTDIR)
 			snprintf(why, cap, "%s \"%s\" is not a directory", what, dir);

@@ -142,6 +142,9 @@ struct linetab *linecache_table(struct linecache *c, const char *build_id)
 		if (!strcmp(linetab_build_id(c->v[i].t), build_id))
 			return c->v[i].t;
 	}
+	fd = dir_read(c);
+	if (c->off)
+		return NULL;
 	v = array_grow(c->v, &c->cap, c->n + 1, sizeof(*v), LINECACHE_MAX_TABLES);
 	if (!v)
 		return NULL;
@@ -150,7 +153,7 @@ struct linetab *linecache_table(struct linecache *c, const char *build_id)
 	v->t = linetab_new(build_id);
 	if (!v->t)
 		return NULL;
-	if ((fd = dir_read(c)) >= 0)
+	if (fd >= 0)
 		merge_file(fd, v->t);
 	v->saved = linetab_count(v->t);
 	v->used = 1;
