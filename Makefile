@@ -94,6 +94,8 @@ TARGET_BIN := $(filter-out $(B)/tests/targets/heapplugin,$(TARGET_BIN))
 # Each copy is compiled with its own VARIANT, so each has its own build ID.
 LINES_VARIANTS := bid link mini
 TARGET_BIN += $(LINES_VARIANTS:%=$(B)/tests/targets/lines-%) $(B)/tests/targets/manyfn-stripped
+# ... and a copy without a build ID, whose lines the line cache never keeps.
+TARGET_BIN += $(B)/tests/targets/lines-nobid
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
@@ -202,6 +204,10 @@ $(B)/tests/targets/lines: tests/targets/lines.c
 $(B)/tests/targets/lines-%.full: tests/targets/lines.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -g -DVARIANT='"$*"' -o $@ $< -lm
+
+$(B)/tests/targets/lines-nobid: tests/targets/lines.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -g -DVARIANT='"nobid"' -Wl,--build-id=none -o $@ $< -lm
 
 $(B)/tests/targets/lines-bid: $(B)/tests/targets/lines-bid.full
 	objcopy --only-keep-debug $< $@.debug

@@ -11,8 +11,9 @@
 # there, and --no-line-cache gives none (so they did come from the
 # cache). A corrupt cache file is ignored and replaced by a valid one; a
 # directory others may write to, or a symlink, gets one warning and the
-# capture goes on with lines from DWARF; two snapshots racing on an empty
-# cache both succeed and leave a file the next one uses.
+# capture goes on with lines from DWARF; an object without a build ID is
+# looked up in DWARF every time; two snapshots racing on an empty cache
+# both succeed and leave a file the next one uses.
 . "$(dirname "$0")/lib.sh"
 
 SRC=$TOP/tests/targets/lines.c
@@ -112,6 +113,24 @@ check "a cache directory that is a symlink is refused" \
 	grep -q "line cache directory \"$DIR\" is a symbolic link; source lines are not cached" "$WORK/s7.txt.err" ||
 	cat "$WORK/s7.txt.err"
 rm "$DIR"
+
+# An object without a build ID is not cached: its lines from DWARF every time.
+"$TARGETS/lines-nobid" >"$WORK/nobid.out" 2>&1 &
+nb=$!
+PIDS="$PIDS $nb"
+for i in $(seq 1 100); do grep -q '^ready' "$WORK/nobid.out" 2>/dev/null && break; sleep 0.05; done
+kill -STOP "$nb"
+check "lines-nobid has no build ID" sh -c "! readelf -n '$TARGETS/lines-nobid' | grep -q 'Build ID'"
+"$ATTACH" -p "$nb" -t threads --format dump --stats -o "$WORK/n1.txt" 2>"$WORK/n1.txt.err"
+"$ATTACH" -p "$nb" -t threads --format dump --stats -o "$WORK/n2.txt" 2>"$WORK/n2.txt.err"
+check "without a build ID: lines all the same" grep -qE " nap \(inlined\) at lines.c:$NAP \(lines-nobid\)$" "$WORK/n2.txt"
+check "without a build ID: looked up in DWARF again ($(dwarf "$WORK/n2.txt") addresses)" \
+	[ "$(dwarf "$WORK/n2.txt")" -gt 0 ]
+nbaddr=$(grep '(lines-nobid)$' "$WORK/n2.txt" | awk '{ print $2 }' | sort -u | wc -l)
+check "... every one of its $nbaddr addresses" [ "$(dwarf "$WORK/n2.txt")" -ge "$nbaddr" ]
+check "... and no cache file for it: only build IDs' names there" \
+	sh -c "! ls '$DIR' | grep -vqE '^[0-9a-f]+\.lines\$'"
+kill -9 "$nb"
 
 # Two snapshots racing on an empty cache: both succeed, the file is valid.
 snapshot "$WORK/r1.txt" & r1=$!

@@ -378,6 +378,7 @@ static void test_cache_dir(void **state)
 	/* A corrupt file is ignored, then replaced by a valid one. */
 	c1 = linecache_new(d);
 	assert_null(linecache_table(c1, "not hex"));
+	assert_null(linecache_table(c1, "")); /* no build ID: not cached */
 	t1 = linecache_table(c1, BID);
 	assert_non_null(t1);
 	assert_int_equal(linetab_count(t1), 0);
