@@ -131,6 +131,7 @@ check "... every one of its $nbaddr addresses" [ "$(dwarf "$WORK/n2.txt")" -ge "
 check "... and no cache file for it: only build IDs' names there" \
 	sh -c "! ls '$DIR' | grep -vqE '^[0-9a-f]+\.lines\$'"
 kill -9 "$nb"
+wait "$nb" 2>/dev/null
 
 # Two snapshots racing on an empty cache: both succeed, the file is valid.
 snapshot "$WORK/r1.txt" & r1=$!
