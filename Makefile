@@ -100,6 +100,8 @@ TARGET_BIN := $(filter-out $(B)/tests/targets/heapplugin,$(TARGET_BIN))
 # Each copy is compiled with its own VARIANT, so each has its own build ID.
 LINES_VARIANTS := bid link mini
 TARGET_BIN += $(LINES_VARIANTS:%=$(B)/tests/targets/lines-%) $(B)/tests/targets/manyfn-stripped
+# ... and a copy without a build ID, whose lines the line cache never keeps.
+TARGET_BIN += $(B)/tests/targets/lines-nobid
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
@@ -209,6 +211,10 @@ $(B)/tests/targets/lines-%.full: tests/targets/lines.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -g -DVARIANT='"$*"' -o $@ $< -lm
 
+$(B)/tests/targets/lines-nobid: tests/targets/lines.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -g -DVARIANT='"nobid"' -Wl,--build-id=none -o $@ $< -lm
+
 $(B)/tests/targets/lines-bid: $(B)/tests/targets/lines-bid.full
 	objcopy --only-keep-debug $< $@.debug
 	objcopy --strip-all $< $@
@@ -262,7 +268,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/symtab.c unwind/cfitab.c \
-	unwind/dwlines.c unwind/dwfuncs.c unwind/debugfind.c unwind/minidebug.c unwind/perfmap.c \
+	unwind/dwlines.c unwind/dwfuncs.c unwind/debugfind.c unwind/minidebug.c unwind/perfmap.c unwind/linetab.c \
 	attach/source/segment.c attach/engine/sigframe.c attach/perf/ring.c attach/push/parse.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)

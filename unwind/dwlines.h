@@ -21,6 +21,10 @@
  *  - an address is looked up in libdw once: its chain is kept (at most
  *    a million addresses), so later lookups, in later captures too, are
  *    a hash probe;
+ *  - what dwlines_lookup() answers is kept across runs, per build ID, by
+ *    the line cache (unwind/linecache.h): a change that makes it answer
+ *    differently for the same DWARF must bump LINETAB_VERSION
+ *    (unwind/linetab.h), or older runs' answers keep being served;
  *  - not thread-safe: one thread uses a dwlines.
  */
 #include <stddef.h>

@@ -27,7 +27,7 @@
 
 /* The request for one capture: the kind's row, the format's needs, the options. */
 static void series_request(const struct options *o, const struct target *t,
-			   struct debuginfo *debug, struct capture_req *q)
+			   struct debuginfo *debug, struct linecache *lc, struct capture_req *q)
 {
 	const struct kind *k = o->kind;
 	size_t i;
@@ -53,6 +53,7 @@ static void series_request(const struct options *o, const struct target *t,
 	q->quiet = o->quiet;
 	q->progress = o->progress ? report_progress : NULL;
 	q->debug = debug;
+	q->line_cache = lc;
 }
 
 /*
@@ -60,7 +61,7 @@ static void series_request(const struct options *o, const struct target *t,
  * push queue. Its JSON line then waits for the push's outcome (push.h).
  */
 static int series_one(const struct options *o, const struct target *t, struct debuginfo *debug,
-		      const char *path, unsigned number, struct push *push,
+		      struct linecache *lc, const char *path, unsigned number, struct push *push,
 		      struct capture_report *rep)
 {
 	struct profile *prof = NULL;
@@ -72,7 +73,7 @@ static int series_one(const struct options *o, const struct target *t, struct de
 	memset(rep, 0, sizeof(*rep));
 	buf_init(&enc, 0);
 	buf_init(&json, 1 << 16);
-	series_request(o, t, debug, &req);
+	series_request(o, t, debug, lc, &req);
 	if (out && outfile_open(out, path) < 0) {
 		code = EXIT_OUTPUT;
 		goto done;
@@ -141,6 +142,7 @@ int series_run(const struct options *o, const struct target *t)
 	sigset_t set;
 	int sigfd, code = EXIT_OK, w;
 	struct debuginfo *debug = NULL;
+	struct linecache *lc = NULL;
 	struct push *push = NULL;
 
 	/* --push alone writes no local file. */
@@ -155,10 +157,14 @@ int series_run(const struct options *o, const struct target *t)
 		error("out of memory");
 		return EXIT_INTERNAL;
 	}
+	/* Lines resolved by earlier runs, by build ID (none: DWARF alone, as with the option). */
+	if (debug && !o->no_line_cache)
+		lc = capture_line_cache_new();
 	proc_stop_signals(&set, 0);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (o->push.url && push_start(&push, &o->push, t, o->kind->name,
 				      o->summary_json ? report_json_fd(o) : -1) < 0) {
+		capture_line_cache_free(lc);
 		capture_debug_free(debug);
 		return EXIT_USAGE;
 	}
@@ -178,7 +184,7 @@ int series_run(const struct options *o, const struct target *t)
 			code = EXIT_USAGE;
 			break;
 		}
-		code = series_one(o, t, debug, tp ? path : NULL, n, push, &rep);
+		code = series_one(o, t, debug, lc, tp ? path : NULL, n, push, &rep);
 		if (code == EXIT_OK || code == EXIT_PARTIAL)
 			written++;
 		if (code != EXIT_OK || rep.stop_signal || rep.lost_access || (o->count && n == o->count))
@@ -196,6 +202,7 @@ int series_run(const struct options *o, const struct target *t)
 	}
 	if (sigfd >= 0)
 		close(sigfd);
+	capture_line_cache_free(lc);
 	capture_debug_free(debug);
 	if (push)
 		unsent = push_finish(push, o->quiet);

@@ -17,6 +17,7 @@
 #include "attach/push/push.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/privdir.h"
 
 int push_label_check(const char *kv)
 {
@@ -135,13 +136,7 @@ int push_name_build(const struct push_options *po, const struct target *t, char 
 
 const char *push_spool_default(char *out, size_t cap)
 {
-	const char *e = getenv("XDG_CACHE_HOME");
-
-	if (e && e[0] == '/')
-		snprintf(out, cap, "%s/cprof/spool", e);
-	else if ((e = getenv("HOME")) && e[0] == '/')
-		snprintf(out, cap, "%s/.cache/cprof/spool", e);
-	else
+	if (!privdir_cache("spool", out, cap))
 		snprintf(out, cap, "/tmp/cprof-spool-%u", (unsigned)getuid());
 	return out;
 }

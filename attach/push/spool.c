@@ -20,6 +20,7 @@
 
 #include "attach/push/spool.h"
 #include "common/err.h"
+#include "common/privdir.h"
 #include "writer/outfile.h"
 
 #define DATA_EXT ".pb.gz"
@@ -35,51 +36,24 @@ struct spool {
 static int spool_path(const struct spool *sp, const char *stem, const char *ext, char *out,
 		      size_t cap);
 
-/* mkdir -p with mode 0700 for the parts it creates. */
-static int mkdir_p(const char *dir)
-{
-	char tmp[PATH_MAX];
-	size_t i, n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(tmp))
-		return -1;
-	memcpy(tmp, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (tmp[i] != '/' && tmp[i] != 0)
-			continue;
-		tmp[i] = 0;
-		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
-			return -1;
-		tmp[i] = i < n ? '/' : 0;
-	}
-	return 0;
-}
-
 int spool_open(struct spool **sp, const char *dir, uint64_t cap)
 {
 	struct spool *s;
-	struct stat st;
+	char why[PATH_MAX + 128];
+	int fd;
 
 	*sp = NULL;
 	if (strlen(dir) >= sizeof(s->dir))
 		return error("spool directory \"%s\": name too long", dir);
-	if (mkdir_p(dir) < 0 || lstat(dir, &st) < 0)
-		return error_errno("cannot create the spool directory \"%s\"", dir);
-	if (!S_ISDIR(st.st_mode))
-		return error("spool directory \"%s\" is not a directory", dir);
 	/*
 	 * What is spooled is profiles, later sent with our credentials: a
 	 * directory someone else owns or may write to (the /tmp fallback made
 	 * first by another user, a symlink) could read them or plant entries.
 	 */
-	if (st.st_uid != geteuid())
-		return error("spool directory \"%s\" belongs to another user (uid %u)", dir,
-			     (unsigned)st.st_uid);
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return error("spool directory \"%s\" is writable by others (mode %03o)", dir,
-			     (unsigned)(st.st_mode & 0777));
-	if (access(dir, W_OK | X_OK) < 0)
-		return error_errno("cannot write to the spool directory \"%s\"", dir);
+	fd = privdir_open(dir, "spool directory", 1, why, sizeof(why));
+	if (fd < 0)
+		return error("%s", why);
+	close(fd);
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return error("out of memory");

@@ -519,7 +519,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	if (!q->quiet)
 		labelsrc_warn(c.lab, labelsrc_header(c.lab), c.pid, c.comm);
 	/* Source lines and inlined frames, like every source (doc/DESIGN.md). */
-	recorder_lines(c.rec, q->debug);
+	recorder_lines(c.rec, q->debug, q->line_cache);
 	rep->rec = *recorder_stats(c.rec);
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
 	rep->cpu_self_s = capture_self_cpu();

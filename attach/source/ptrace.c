@@ -463,7 +463,7 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	if (!q->quiet)
 		labelsrc_warn(recs->lab[0], labelsrc_header(recs->lab[0]), t->pid, t->comm);
 	for (int i = 0; i < recs->n; i++)
-		recorder_lines(recs->rec[i], q->debug);
+		recorder_lines(recs->rec[i], q->debug, q->line_cache);
 	rep->rec = *recorder_stats(rec);
 	recorders_release(recs, &rep->rec);
 	rep->cpu_self_s = capture_self_cpu();

@@ -5,9 +5,9 @@
  * capture has a few thousand distinct addresses, each symbolized once.
  * During the capture an address gets a name only (the symbol tables; for
  * stripped code the function start its FDE gives, "module+0xOFF"; for
- * code outside every object, the JIT's perf map); recorder_lines() then
- * gives every address of an object with DWARF its source lines and
- * inlined frames, after the capture, once per address.
+ * code outside every object, the JIT's perf map); recorder_lines()
+ * (lines.c) then gives every address of an object with DWARF its source
+ * lines and inlined frames, after the capture, once per address.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,11 +16,10 @@
 #include <time.h>
 
 #include "attach/source/record.h"
+#include "attach/source/record_int.h"
 #include "common/proc.h"
 #include "common/u64map.h"
-#include "unwind/debuginfo.h"
 #include "unwind/demangle.h"
-#include "unwind/dwlines.h"
 #include "unwind/elfimg.h"
 #include "unwind/funcstart.h"
 #include "unwind/perfmap.h"
@@ -35,32 +34,6 @@
 struct last_stack {
 	size_t n;
 	uint64_t ids[];
-};
-
-struct recorder {
-	struct profile *prof;
-	struct space *space;
-	struct unwinder *unw;
-	size_t max_depth;
-	uint64_t *pcs;
-	uint8_t *sig;
-	uint64_t *ids;
-	uint64_t *map_ids;  /* by space object index; 0 = not added yet */
-	size_t nmap_ids;
-	struct u64map locs;   /* address -> location id */
-	struct u64map last;   /* key -> struct last_stack * */
-	struct record_stats stats;
-	unsigned last_flags; /* UNWIND_* of the last recorder_add() */
-	pid_t pid;
-	struct perfmap jit;   /* the target's /tmp/perf-PID.map */
-	int jit_state;        /* 0 not read, 1 read, -1 none */
-	uint64_t jit_read_ns; /* when it was last read */
-	/* recorder_set_refill(): */
-	int (*refill)(void *ctx, const struct thread_image *img, struct thread_image *out);
-	void *refill_ctx;
-	struct thread_image img2; /* what refill built */
-	uint64_t *pcs2;           /* its walk, until it is kept */
-	uint8_t *sig2;
 };
 
 static uint64_t recorder_mapping(struct recorder *r, struct space_obj *o)
@@ -379,6 +352,8 @@ void record_stats_add(struct record_stats *a, const struct record_stats *b)
 	a->repeated += b->repeated;
 	a->lines_addrs += b->lines_addrs;
 	a->lines_found += b->lines_found;
+	a->lines_cached += b->lines_cached;
+	a->lines_dwarf += b->lines_dwarf;
 	a->lines_objects += b->lines_objects;
 	a->lines_ns += b->lines_ns;
 	a->lines_cpu_ns += b->lines_cpu_ns;
@@ -433,123 +408,4 @@ size_t recorder_stack_used(const struct recorder *r, unsigned region, int *overr
 {
 	*complete = !(r->last_flags & (UNWIND_PARTIAL | UNWIND_TRUNCATED));
 	return unwinder_stack_used(r->unw, region, overran);
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int open_obj(void *ctx)
-{
-	void **c = ctx;
-
-	return space_open_obj(c[0], c[1]);
-}
-
-/* The lines of object o, looked up once per capture here and once per run in di. */
-static struct dwlines *obj_lines(struct recorder *r, struct debuginfo *di, struct space_obj *o,
-				 struct dwlines **per_obj, uint8_t *tried, size_t nobj)
-{
-	struct debuginfo_req q;
-	enum debug_how how;
-	void *ctx[2] = { r->space, o };
-
-	if (o->index >= nobj)
-		return NULL;
-	if (tried[o->index])
-		return per_obj[o->index];
-	tried[o->index] = 1;
-	if (o->is_vdso || !o->img)
-		return NULL;
-	memset(&q, 0, sizeof(q));
-	q.pid = r->pid;
-	q.path = o->path;
-	q.build_id = o->build_id;
-	q.dev = o->dev;
-	q.inode = o->inode;
-	q.img = o->img;
-	q.open_self = open_obj;
-	q.ctx = ctx;
-	per_obj[o->index] = debuginfo_lines(di, &q, &how);
-	return per_obj[o->index];
-}
-
-/* Give location id at addr the inline chain lines has for it. 1 when it did. */
-static int location_lines(struct recorder *r, struct dwlines *lines, struct space_obj *o,
-			  uint64_t addr, uint64_t id)
-{
-	struct dwlines_frame f[DWLINES_MAX_FRAMES];
-	struct profile_line pl[DWLINES_MAX_FRAMES];
-	const char *sym;
-	char readable[1024];
-	size_t n, i;
-
-	n = dwlines_lookup(lines, addr - o->bias, f, DWLINES_MAX_FRAMES);
-	/*
-	 * The out-of-line function keeps its symbol's name where it has one,
-	 * as in a profile without lines (glibc's DWARF says __GI___poll where
-	 * its symbol says poll); DWARF names the inlined frames, and the
-	 * functions of stripped code.
-	 */
-	if (n && (sym = space_symbol(r->space, o, addr, NULL)))
-		f[n - 1].name = sym;
-	for (i = 0; i < n; i++) {
-		if (!f[i].name[0])
-			return 0; /* a frame without a name: keep the symbol's */
-		pl[i].function_id = profile_intern_function(
-			r->prof, demangle(f[i].name, readable, sizeof(readable)), f[i].name,
-			f[i].file, f[i].start_line);
-		pl[i].line = f[i].line;
-		if (!pl[i].function_id)
-			return 0;
-	}
-	return n && profile_location_set_lines(r->prof, id, pl, n) == 0;
-}
-
-void recorder_lines(struct recorder *r, struct debuginfo *di)
-{
-	struct dwlines **per_obj;
-	struct dwlines *lines;
-	struct space_obj *o;
-	uint8_t *tried, *used;
-	size_t nobj, i;
-	uint64_t t0 = clock_mono_ns(), c0 = thread_cpu_ns();
-
-	if (!r || !di)
-		return;
-	space_objects(r->space, &nobj);
-	per_obj = calloc(nobj + 1, sizeof(*per_obj));
-	tried = calloc(nobj + 1, 1);
-	used = calloc(nobj + 1, 1);
-	if (!per_obj || !tried || !used)
-		goto out;
-	for (i = 0; i < r->locs.nslots; i++) {
-		const struct u64map_slot *sl = &r->locs.slots[i];
-
-		if (!sl->used || !(o = space_find(r->space, sl->key)) || o->index >= nobj)
-			continue;
-		r->stats.lines_addrs++;
-		lines = obj_lines(r, di, o, per_obj, tried, nobj);
-		if (lines && location_lines(r, lines, o, sl->key, sl->value)) {
-			used[o->index] = 1;
-			r->stats.lines_found++;
-		}
-	}
-	for (i = 0; i < nobj; i++) {
-		if (!used[i])
-			continue;
-		r->stats.lines_objects++;
-		if (i < r->nmap_ids && r->map_ids[i])
-			profile_mapping_set_flags(r->prof, r->map_ids[i], 1, 1, 1, 1);
-	}
-out:
-	r->stats.lines_ns += clock_mono_ns() - t0;
-	r->stats.lines_cpu_ns += thread_cpu_ns() - c0;
-	free(per_obj);
-	free(tried);
-	free(used);
 }

@@ -45,6 +45,8 @@ struct record_stats {
 	/* recorder_lines(): */
 	uint64_t lines_addrs;   /* distinct addresses looked at */
 	uint64_t lines_found;   /* ... that got source lines */
+	uint64_t lines_cached;  /* ... answered by the line cache */
+	uint64_t lines_dwarf;   /* ... looked up in DWARF with libdw */
 	uint64_t lines_objects; /* objects whose DWARF gave lines */
 	uint64_t lines_ns;      /* time it took (finding debug files included) */
 	uint64_t lines_cpu_ns;  /* ... of which CPU time */
@@ -108,15 +110,19 @@ size_t recorder_stack_used(const struct recorder *r, unsigned region, int *overr
 			   int *complete);
 
 struct debuginfo;
+struct linecache;
 
 /*
  * After the capture: give every location of an object with DWARF (its own,
  * a separate debug file, debuginfod: unwind/debuginfo.h) its source lines
  * and inlined frames, innermost first, and mark the mappings so. di is the
- * run's cache of debug files; NULL (--no-lines) does nothing. A source
- * calls this once, when its samples are all recorded.
+ * run's cache of debug files; NULL (--no-lines) does nothing. lc is the
+ * per-user cache of lines resolved in earlier runs (unwind/linecache.h),
+ * asked first for each address of an object with a build ID, given what
+ * DWARF answered and flushed at the end; NULL (--no-line-cache): DWARF
+ * alone. A source calls this once, when its samples are all recorded.
  */
-void recorder_lines(struct recorder *r, struct debuginfo *di);
+void recorder_lines(struct recorder *r, struct debuginfo *di, struct linecache *lc);
 
 /* The profile it adds to. */
 struct profile *recorder_profile(struct recorder *r);

@@ -358,7 +358,7 @@ static int members_record(const struct capture_req *q, struct members *ms, struc
 		l[0].num = m->t.pid;
 		l[1].str = m->t.comm[0] ? m->t.comm : "?";
 		added = add_buckets(rec, q->view, q->raw, now, base, l, q->children ? 2 : 0);
-		recorder_lines(rec, q->debug);
+		recorder_lines(rec, q->debug, q->line_cache);
 		record_stats_add(&rep->rec, recorder_stats(rec));
 		rep->samples += (uint64_t)added;
 		rep->seg_torn += m->a.torn + m->b.torn;

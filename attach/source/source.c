@@ -16,6 +16,7 @@
 #include "common/proc.h"
 #include "model/profile.h"
 #include "unwind/debuginfo.h"
+#include "unwind/linecache.h"
 
 _Static_assert(LABEL_THREAD == 1u << 0 && LABEL_TID == 1u << 1 && LABEL_STATE == 1u << 2 &&
 		       LABEL_SYSCALL == 1u << 3 && LABEL_PID == 1u << 4 &&
@@ -62,6 +63,16 @@ struct debuginfo *capture_debug_new(void)
 void capture_debug_free(struct debuginfo *d)
 {
 	debuginfo_free(d);
+}
+
+struct linecache *capture_line_cache_new(void)
+{
+	return linecache_new(NULL);
+}
+
+void capture_line_cache_free(struct linecache *c)
+{
+	linecache_free(c);
 }
 
 int capture_declare(const struct capture_req *r, struct profile *prof, int64_t period)

@@ -28,6 +28,7 @@
 #include "common/exitcode.h"
 
 struct debuginfo;
+struct linecache;
 struct policy;
 struct profile;
 struct shim_view;
@@ -97,6 +98,7 @@ struct capture_req {
 	int quiet;
 	capture_progress_fn *progress;    /* the live progress line, or NULL */
 	struct debuginfo *debug;          /* the run's debug files for source lines; NULL: none */
+	struct linecache *line_cache;     /* lines resolved in earlier runs; NULL: none */
 };
 
 /*
@@ -128,6 +130,15 @@ extern const struct source source_segment; /* shim.c */
  */
 struct debuginfo *capture_debug_new(void);
 void capture_debug_free(struct debuginfo *d);
+
+/*
+ * The per-user cache of source lines by build ID (unwind/linecache.h) in
+ * its default directory, for capture_req.line_cache; NULL when there is
+ * none to name (no absolute XDG_CACHE_HOME or HOME) or out of memory. A
+ * deliberate pair; the free writes nothing (recorder_lines() flushes).
+ */
+struct linecache *capture_line_cache_new(void);
+void capture_line_cache_free(struct linecache *c);
 
 /* Declare r's sample types, period type (with period) and default type in prof. 0 or -1. */
 int capture_declare(const struct capture_req *r, struct profile *prof, int64_t period);

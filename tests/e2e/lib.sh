@@ -16,6 +16,9 @@ PIDS=""
 FAILED=0
 TARGET_ENV=()
 export GOCACHE=${GOCACHE:-$WORK/gocache} GOFLAGS=-mod=mod HOME=${HOME:-$WORK}
+# The cache of source lines (unwind/linecache.h) starts empty for each
+# test and never touches the user's own.
+export XDG_CACHE_HOME=$WORK/xdg-cache
 
 # CPROF_TEST_SAMPLER=perf|ptrace (set by the runner for tests marked
 # "# sampler: both" or "# sampler: ptrace"): every cpu capture takes

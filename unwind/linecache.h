@@ -1,0 +1,66 @@
+#ifndef CPROF_LINECACHE_H
+#define CPROF_LINECACHE_H
+/*
+ * linecache — source lines resolved in earlier runs, kept per user in
+ * $XDG_CACHE_HOME/cprof/lines/ (else ~/.cache/cprof/lines/), one file per
+ * GNU build ID (BUILDID.lines, unwind/linetab.h's format), so that the
+ * scripts and fleets that snapshot the same binaries again and again pay
+ * libdw once per binary and address, not once per run. An address found
+ * here is never looked up in DWARF; a module whose every address is here
+ * has its debug file left unopened.
+ *
+ * Invariants:
+ *  - the directory is used only when privdir_open() accepts it (ours, not
+ *    a symlink, not group- or other-writable); otherwise one warning and
+ *    the run goes on without the cache;
+ *  - its files are untrusted: each goes through linetab_merge() and is
+ *    ignored when it fails (and replaced by the next write); only regular
+ *    files of ours, opened without following a symlink, at most
+ *    LINETAB_MAX_BYTES, are read;
+ *  - a file appears whole or not at all: written to a temporary file in
+ *    the same directory, fsync()ed, renamed over the old one. Writers
+ *    serialise on flock() of the directory (waiting at most
+ *    LINECACHE_LOCK_WAIT_MS, then writing anyway: the rename alone keeps
+ *    every file valid) and merge what is on disk before writing, so two
+ *    runs racing both leave a valid file holding at least one's entries;
+ *  - the directory holds at most LINECACHE_DIR_FILES files and
+ *    LINECACHE_DIR_BYTES bytes: each write trims the least recently used
+ *    (by mtime; a file read from is touched once per run) past either;
+ *  - an object without a build ID is not cached;
+ *  - not thread-safe: the thread that writes profiles uses it.
+ */
+#include <stddef.h>
+
+#define LINECACHE_DIR_FILES 2048
+#define LINECACHE_DIR_BYTES (128ull << 20)
+#define LINECACHE_MAX_TABLES 4096 /* build IDs one run keeps */
+#define LINECACHE_LOCK_WAIT_MS 200
+
+struct linecache;
+struct linetab;
+
+/*
+ * The cache in directory dir (NULL: the default above). Nothing is read
+ * or created yet. NULL when there is no default (neither XDG_CACHE_HOME
+ * nor HOME is absolute) or memory runs out. A pair with linecache_free().
+ */
+struct linecache *linecache_new(const char *dir);
+
+/* Free the tables (nothing is written: linecache_flush() first); NULL is fine. */
+void linecache_free(struct linecache *c);
+
+/*
+ * The table of build_id for this run, read from its file on the first
+ * ask; new entries put in it are written by linecache_flush(). NULL when
+ * build_id is not a usable key (none), the cache is off or full.
+ */
+struct linetab *linecache_table(struct linecache *c, const char *build_id);
+
+/*
+ * Merge every table that gained entries into its file, then trim the
+ * directory. 0, or -1 when something could not be written (a warning,
+ * once per run).
+ */
+int linecache_flush(struct linecache *c);
+
+#endif
