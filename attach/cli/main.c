@@ -4,6 +4,7 @@
  * options.h, documented in --help and the README.
  */
 #include <signal.h>
+#include <sys/resource.h>
 
 #include "attach/cli/options.h"
 #include "attach/cli/series.h"
@@ -14,6 +15,7 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	struct target t;
+	struct rlimit rl;
 	int r;
 
 	err_set_prog("cprof-attach");
@@ -22,6 +24,14 @@ int main(int argc, char **argv)
 	if (r != 0)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 	err_set_quiet(o.quiet);
+	/*
+	 * Descriptors are per thread (a /proc file cache, perf events per
+	 * thread and CPU): take the hard limit, not a shell's soft 1024.
+	 */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	if (target_check(&t, o.pid) < 0)
 		return EXIT_ATTACH;
 	return series_run(&o, &t);

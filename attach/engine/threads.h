@@ -60,6 +60,12 @@ struct threads {
 /* An empty table for process pid. 0 or -1. */
 int threads_init(struct threads *ts, pid_t pid);
 
+/*
+ * Close every thread's cached /proc descriptors (they are opened again
+ * when next read); what a read does when the process is out of them.
+ */
+void threads_close_all_files(struct threads *ts);
+
 /* Close every descriptor and free the table. */
 void threads_release(struct threads *ts);
 

@@ -265,16 +265,11 @@ static int task_pass(struct perf_events *ev, pid_t **seen, size_t *nseen, size_t
  */
 static int task_open_all(struct perf_events *ev)
 {
-	struct rlimit rl;
 	pid_t *seen = NULL;
 	size_t nseen = 0, cap = 0;
 	int pass, r = 0;
 
-	/* One descriptor per thread and CPU: take the hard limit. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	/* One descriptor per thread and CPU: main() took the hard limit. */
 	for (pass = 0; pass < LIST_PASSES; pass++) {
 		r = task_pass(ev, &seen, &nseen, &cap);
 		if (r <= 0)

@@ -43,4 +43,19 @@ check "the idle main thread's third is in main (pthread_join)" near "$got_join" 
 check "sleeping samples labelled with state and syscall" \
 	grep -qE '^sample [0-9]+,[0-9]+ labels state=sleeping;syscall=clock_nanosleep;thread=duty;tid=' "$WORK/w.txt"
 check "target never left stopped" not_stopped "$TPID"
+
+# More threads than descriptors: the per-thread /proc files are a cache,
+# dropped and opened again when the process runs out, and the soft limit
+# is raised to the hard one. Under ulimit -n 256 a wall capture of 1000
+# threads once had none of them, and said nothing (exit 0).
+start_target many -n 1000
+nmany=$(ls /proc/"$TPID"/task | wc -l)
+for lim in -Sn -n; do
+	(ulimit $lim 256 && "$ATTACH" -p "$TPID" -t wall -d 1s -o "$WORK/many.pb.gz" -q)
+	rc=$?
+	got=$("$PBDUMP" "$WORK/many.pb.gz" 2>/dev/null | grep -o 'tid=[0-9]*' | sort -u | wc -l)
+	check "ulimit $lim 256, $nmany threads: exit 0 ($rc), every thread in the wall profile ($got)" \
+		[ "$rc" = 0 -a "$got" = "$nmany" ]
+done
+check "1000 threads: target never left stopped" not_stopped "$TPID"
 finish
