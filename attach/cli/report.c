@@ -109,10 +109,11 @@ static void report_perf(const struct capture_report *r)
 		"cprof-attach: stats: CPU: the process's clock %.1fms, the samples' periods %.1fms; "
 		"%llu threads' samples scaled to their clocks (x%.2f..x%.2f); threads that ended "
 		"%.1fms, %.1fms of it in none sampled ([short-lived threads]); live threads never "
-		"sampled %.1fms\n",
+		"sampled %.1fms; not seen by per-thread events (kernel) %.1fms\n",
 		p->cpu_process_ns / 1e6, p->cpu_sampled_ns / 1e6,
 		(unsigned long long)p->threads_scaled, p->scale_min, p->scale_max,
-		p->cpu_ended_ns / 1e6, p->cpu_short_ns / 1e6, p->cpu_unsampled_ns / 1e6);
+		p->cpu_ended_ns / 1e6, p->cpu_short_ns / 1e6, p->cpu_unsampled_ns / 1e6,
+		p->cpu_unseen_ns / 1e6);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
 		"partial; own CPU %.3fs over %.3fs\n",

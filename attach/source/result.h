@@ -39,6 +39,7 @@ struct perf_stats {
 	uint64_t cpu_ended_ns;     /* CPU of threads that ended during the window */
 	uint64_t cpu_unsampled_ns; /* live threads with CPU and no sample (a marker each) */
 	uint64_t cpu_short_ns;     /* ended threads' CPU, none sampled: [short-lived threads] */
+	uint64_t cpu_unseen_ns;    /* task scope: live threads' CPU their events did not see (a marker each) */
 	uint64_t threads_scaled;   /* threads whose samples were scaled to their clocks */
 	double scale_min, scale_max; /* the factors, clock over samples */
 };

@@ -63,4 +63,49 @@ one_case loop-100hz 100 1 0
 one_case loop-1000hz 1000 1 0
 one_case two-loops-busy 100 2 1
 one_case two-loops-busy-1000hz 1000 2 1
+
+# Per-thread events, user mode only: an unprivileged user at
+# perf_event_paranoid 2. The kernel drops every sample that lands in
+# kernel mode; the CPU the thread's clock shows beyond its samples is its
+# kernel time, under one frame of its own, not spread over its user-mode
+# samples (spread, the handler got 99% of the thread for 90% measured).
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 9)
+if [ "$SAMPLER" != ptrace ] && [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+	[ "$paranoid" = 2 ]; then
+	chmod 777 "$WORK"
+	: >"$WORK/evloop.out"
+	chmod 666 "$WORK/evloop.out"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TARGETS/evloop" 1 0 >>"$WORK/evloop.out" 2>&1 &
+	TPID=$!
+	PIDS="$PIDS $TPID"
+	while ! grep -q '^end' "$WORK/evloop.out" 2>/dev/null; do sleep 0.05; done
+	sleep 0.3
+	before=$(loops_now)
+	setpriv --reuid=65534 --regid=65534 --clear-groups "${REAL_ATTACH:-$ATTACH}" -p "$TPID" -d 4s \
+		-F 1000 --sampler perf --no-line-cache --stats -o "$WORK/user.pb.gz" 2>"$WORK/user.stats"
+	rc=$?
+	after=$(loops_now)
+	check "user mode only: exit 0 ($rc), per-thread events" \
+		sh -c "[ $rc = 0 ] && grep -q 'per-thread events (user mode only)' '$WORK/user.stats'"
+	"$PBDUMP" "$WORK/user.pb.gz" >"$WORK/user.txt"
+	tid=$(echo "$before" | awk '{ print $1; exit }')
+	truth=$(printf '%s\n%s\n' "$before" "$after" | awk -v t="$tid" '
+		$1 == t && !seen { h0 = $2; c0 = $3; seen = 1; next }
+		$1 == t { h1 = $2; c1 = $3 }
+		END { printf "%.1f", 100 * (h1 - h0) / (c1 - c0) }')
+	read -r got kern < <(awk -v t="$tid" '
+		/^sample / && $0 ~ ("tid=" t "( |;|$)") { split($2, v, ","); all += v[2]
+			if ($0 ~ /;handle_request(;|$)/) h += v[2]
+			if ($0 ~ /\[kernel mode: not sampled/) k += v[2] }
+		END { if (all) printf "%.1f %.1f\n", 100 * h / all, 100 * k / all; else print "-1 -1" }' "$WORK/user.txt")
+	echo "user mode only: handle_request $got%, kernel frame $kern%, $truth% measured by the thread"
+	check "user mode only: the thread's kernel time has its own frame ($kern%)" below 1 "$kern"
+	check "user mode only: the handler not credited with kernel time ($got% <= $truth% + 5)" \
+		below "$got" "$(awk -v t="$truth" 'BEGIN { print t + 5 }')"
+	check "user mode only: handler within 12 points of the thread's measurement" near "$got" "$truth" 12
+	check "user mode only: target left running" not_stopped "$TPID"
+	kill "$TPID"
+else
+	echo "not root, no setpriv, the ptrace pass, or perf_event_paranoid $paranoid != 2: user-mode-only events not tested"
+fi
 finish
