@@ -114,7 +114,8 @@ int linetab_get(const struct linetab *t, uint64_t vaddr, struct dwlines_frame *o
 		return 0;
 	e = &t->ent[i];
 	*n = e->n < max ? e->n : max;
-	memcpy(out, t->fr + e->first, *n * sizeof(*out));
+	if (*n) /* an entry without frames ("no lines here") may have no frame array */
+		memcpy(out, t->fr + e->first, *n * sizeof(*out));
 	return 1;
 }
 
@@ -341,9 +342,11 @@ int linetab_write(const struct linetab *t, struct buf *b)
 	u64map_init(&seen, LINETAB_MAX_FRAMES * 2);
 	if (t->nent && !(sorted = malloc(t->nent * sizeof(*sorted))))
 		goto out;
-	if (t->nent)
+	if (t->nent) {
+		/* Not with NULL and 0: qsort's and memcpy's pointers are nonnull. */
 		memcpy(sorted, t->ent, t->nent * sizeof(*sorted));
-	qsort(sorted, t->nent, sizeof(*sorted), by_vaddr);
+		qsort(sorted, t->nent, sizeof(*sorted), by_vaddr);
+	}
 	if (buf_append(&body, t->build_id, bid) < 0)
 		goto out;
 	for (i = 0; i < t->nent; i++) {

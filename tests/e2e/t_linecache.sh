@@ -65,6 +65,8 @@ frames "$WORK/s2.txt" >"$WORK/f2.txt"
 check "the dump is byte-identical to the first snapshot's ($(grep -c '#' "$WORK/f1.txt") frames)" \
 	cmp -s "$WORK/f1.txt" "$WORK/f2.txt" || diff "$WORK/f1.txt" "$WORK/f2.txt"
 if command -v strace >/dev/null; then
+	# LeakSanitizer cannot run under a tracer (the sanitizer pass).
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 	strace -f -qq -e trace=openat -o "$WORK/cold.trace" \
 		"$ATTACH" -p "$TPID" -t threads -q -o /dev/null --no-line-cache
 	strace -f -qq -e trace=openat -o "$WORK/warm.trace" \
