@@ -109,11 +109,12 @@ static void report_perf(const struct capture_report *r)
 		"cprof-attach: stats: CPU: the process's clock %.1fms, the samples' periods %.1fms; "
 		"%llu threads' samples scaled to their clocks (x%.2f..x%.2f); threads that ended "
 		"%.1fms, %.1fms of it in none sampled ([short-lived threads]); live threads never "
-		"sampled %.1fms; not seen by per-thread events (kernel) %.1fms\n",
+		"sampled %.1fms; not seen by per-thread events (kernel) %.1fms; the kernel's side "
+		"of the threads' waits %.1fms (%.1fus a wait measured here)\n",
 		p->cpu_process_ns / 1e6, p->cpu_sampled_ns / 1e6,
 		(unsigned long long)p->threads_scaled, p->scale_min, p->scale_max,
 		p->cpu_ended_ns / 1e6, p->cpu_short_ns / 1e6, p->cpu_unsampled_ns / 1e6,
-		p->cpu_unseen_ns / 1e6);
+		p->cpu_unseen_ns / 1e6, p->cpu_waits_ns / 1e6, p->wait_cost_ns / 1e3);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
 		"partial; own CPU %.3fs over %.3fs\n",
@@ -166,11 +167,13 @@ void report_stats(const struct capture_report *r)
 		"cprof-attach: stats: %llu signals passed on during stops, %llu EINTRs turned into "
 		"restarts, %.1fms CPU of threads never found running, %.1fms of threads no read "
 		"of the thread list saw ([short-lived threads]) of the process's %.1fms, "
+		"%.1fms the kernel's side of the threads' waits (%.1fus a wait measured here), "
 		"%llu thread CPU clocks read, %llu idle "
 		"threads found unchanged, %llu reads of the thread list, %llu samples on an "
 		"alternate signal stack, %llu zombies reaped while an exec held a seize\n",
 		(unsigned long long)sm->stats.signals_passed, (unsigned long long)sm->stats.eintr_fixed,
 		sm->cpu_unattributed_ns / 1e6, sm->cpu_short_ns / 1e6, sm->cpu_process_ns / 1e6,
+		sm->cpu_waits_ns / 1e6, sm->wait_cost_ns / 1e3,
 		(unsigned long long)sm->threads_read,
 		(unsigned long long)sm->stats.repeats, (unsigned long long)sm->stats.rescans,
 		(unsigned long long)sm->stats.altstack_copies,

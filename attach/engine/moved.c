@@ -6,6 +6,7 @@
 
 #include "attach/engine/moved.h"
 #include "common/proc.h"
+#include "common/waitcost.h"
 
 #define HOT_TICKS 8              /* a thread idle this many ticks turns cold */
 #define FULL_SCAN_NS 2000000000ull /* read every thread at least this often... */
@@ -14,16 +15,23 @@
 #define PROC_CLOCK_MAX_TICKS 50  /* every threads/PROC_CLOCK_MANY ticks, at most this many */
 
 /* Read t's CPU clock; add what it used to its pending CPU. Returns the delta. */
-static uint64_t cpu_delta(uint64_t tick, struct session *s, struct thread *t)
+static uint64_t cpu_delta(struct moved *mv, uint64_t tick, struct session *s, struct thread *t)
 {
-	uint64_t cpu;
+	uint64_t cpu, w;
 
 	if (thread_read_cpu(&s->threads, t, &cpu) < 0 || cpu <= t->cpu_ns)
 		return 0;
-	t->cpu_pending += cpu - t->cpu_ns;
-	t->ran_tick = tick;
 	cpu -= t->cpu_ns;
 	t->cpu_ns += cpu;
+	t->ran_tick = tick;
+	/* The kernel's side of its waits is not where any stop lands (waitcost.h). */
+	w = 0;
+	if (t->slices > t->slices_waited) {
+		w = waitcost_of(t->slices - t->slices_waited, mv->wait_cost_ns, cpu);
+		t->slices_waited = t->slices;
+	}
+	t->wait_ns += w;
+	t->cpu_pending += cpu - w;
 	return cpu;
 }
 
@@ -66,7 +74,7 @@ static void cpu_visit(struct moved *mv, struct session *s, uint64_t tick, struct
 	if (t->flags & THREAD_READ)
 		return;
 	t->flags |= THREAD_READ;
-	d = cpu_delta(tick, s, t);
+	d = cpu_delta(mv, tick, s, t);
 	mv->unexplained_ns -= d < mv->unexplained_ns ? d : mv->unexplained_ns;
 	mv->threads_read++;
 	if (d)
@@ -127,7 +135,7 @@ uint32_t moved_pick(struct moved *mv, struct session *s, uint64_t tick, const pi
 
 void moved_read(struct moved *mv, struct session *s, uint64_t tick, struct thread *t)
 {
-	cpu_delta(tick, s, t);
+	cpu_delta(mv, tick, s, t);
 	mv->threads_read++;
 }
 
@@ -142,4 +150,5 @@ void moved_init(struct moved *mv, pid_t pid, uint64_t cold_slack_ns)
 	mv->hot_generation = 0;
 	mv->threads_read = 0;
 	mv->rescan_due = 0;
+	mv->wait_cost_ns = 0;
 }

@@ -41,6 +41,7 @@ struct moved {
 	uint64_t hot_generation;  /* the thread table's generation the list was built from */
 	uint64_t threads_read;    /* per-thread CPU clock reads (cost follows the busy ones) */
 	int rescan_due;           /* the CPU went to a thread we may not know: re-read the list */
+	uint64_t wait_cost_ns;    /* cpu: one wait's CPU (waitcost.h), kept in thread.wait_ns; 0: none */
 };
 
 /*

@@ -9,6 +9,7 @@
 
 #include "attach/engine/policies.h"
 #include "common/proc.h"
+#include "common/waitcost.h"
 
 #define COLD_SCAN_NS 5000000ull      /* cpu: unexplained CPU per running thread that makes the cold read */
 #define WALL_COLD_SCAN_NS 1000000ull /* wall: the same; a missed thread shows a stale stack */
@@ -86,6 +87,13 @@ static void emit_marker(struct sampler *sm, struct thread *t, const char *marker
 static void finish_cpu(struct sampler *sm, struct session *s, struct thread *t)
 {
 	moved_read(&sm->mv, s, sm->res.ticks, t);
+	if (t->wait_ns) {
+		if (!t->name[0])
+			thread_read_name(&s->threads, t);
+		sm->res.cpu_waits_ns += t->wait_ns;
+		emit_marker(sm, t, WAITCOST_FRAME, t->wait_ns);
+		t->wait_ns = 0;
+	}
 	if (!t->cpu_pending)
 		return;
 	if (t->flags & THREAD_CHARGED) {
@@ -125,7 +133,7 @@ static void end_cpu(struct sampler *sm, struct session *s)
 
 const struct policy policy_cpu = {
 	.name = "cpu",
-	.flags = POLICY_DEFER | POLICY_RUNNING | POLICY_EAGER,
+	.flags = POLICY_DEFER | POLICY_RUNNING | POLICY_EAGER | POLICY_WAITS,
 	.cold_slack_ns = COLD_SCAN_NS,
 	.tick = tick_cpu,
 	.emit = emit_cpu,

@@ -19,6 +19,7 @@
 #include "attach/engine/sampler.h"
 #include "common/err.h"
 #include "common/proc.h"
+#include "common/waitcost.h"
 
 #define RESCAN_NS 1000000000ull  /* look for new threads this often (a stat first) */
 #define RESCAN_FORCE_NS 10000000000ull /* ... and read the list whatever the stat says */
@@ -157,6 +158,9 @@ void *sampler_main(void *arg)
 	r->start_real_ns = clock_real_ns();
 	r->start_mono_ns = clock_mono_ns();
 	moved_init(&sm->mv, c->pid, c->policy->cold_slack_ns);
+	/* Measured before attaching: a few ms of sleeps, once per process. */
+	if (c->policy->flags & POLICY_WAITS)
+		r->wait_cost_ns = sm->mv.wait_cost_ns = waitcost_ns();
 	/*
 	 * On a machine with more runnable threads than CPUs the tracer waits
 	 * for a CPU like any of them, and ticks are missed: crowd (20

@@ -36,6 +36,7 @@ struct sampler;
 #define POLICY_DEFER 2u     /* a stop that waits for a CPU is copied when it comes (session.defer_emit) */
 #define POLICY_RUNNING 4u   /* mark stops that did not find the thread running (snapshot.slept) */
 #define POLICY_EAGER 8u     /* a tick that finds the thread count changed reads the list first */
+#define POLICY_WAITS 16u    /* the kernel's side of each wait is kept apart (waitcost.h, thread.wait_ns) */
 
 struct policy {
 	const char *name;
@@ -82,6 +83,8 @@ struct sampler_results {
 	uint64_t cpu_unattributed_ns; /* CPU of threads never found running (a marker each) */
 	uint64_t cpu_process_ns;  /* cpu: the process's CPU clock over the capture */
 	uint64_t cpu_short_ns;    /* cpu: CPU no thread's clock showed (short-lived threads) */
+	uint64_t cpu_waits_ns;    /* cpu: the kernel's side of the threads' waits (a marker each) */
+	uint64_t wait_cost_ns;    /* cpu: one wait's CPU as measured here (0: not estimated) */
 	uint64_t weighed_ns;      /* what the queued samples weigh, together */
 	int niced;                /* the tracer thread runs at a raised priority */
 	uint64_t found_asleep;    /* cpu: stops that found the thread asleep (carried on) */

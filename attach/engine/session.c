@@ -94,7 +94,8 @@ static void scan_one(struct session *s, pid_t tid)
 		/* Before the capture began, its CPU is not ours to count. */
 		if (s->scan_no == 1 && !s->no_baseline &&
 		    thread_read_cpu(&s->threads, t, &t->cpu_ns) < 0)
-			t->cpu_ns = 0;
+			t->cpu_ns = t->slices = 0;
+		t->slices_waited = t->slices; /* 0 for one born during the capture: all its waits count */
 		s->stats.threads_seen++;
 	}
 	t->scan_no = s->scan_no;

@@ -138,6 +138,8 @@ static int stopcopy_reap(struct session *s, struct thread *t, int status, struct
 	}
 	if (!WIFSTOPPED(status))
 		return 0;
+	/* Its way back onto a CPU after our stop is not one of its waits. */
+	t->slices_waited++;
 	if ((status >> 16) == PTRACE_EVENT_STOP) {
 		/* Our interrupt (SIGTRAP), or a group stop (SIGSTOP...), which detach keeps. */
 		ours = WSTOPSIG(status) == SIGTRAP;

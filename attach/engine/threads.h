@@ -36,6 +36,8 @@ struct thread {
 	int fd_stat;             /* /proc/PID/task/TID/stat */
 	uint64_t cpu_ns;         /* its CPU clock at the last look */
 	uint64_t slices;         /* times it was put on a CPU, as of the last read of its clock */
+	uint64_t slices_waited;  /* cpu: slices whose waits' CPU is in wait_ns already, or ours (a stop) */
+	uint64_t wait_ns;        /* cpu: CPU its waits cost it (waitcost.h), kept out of cpu_pending */
 	uint64_t cpu_pending;    /* CPU time used but not yet given to a sample */
 	uint64_t last_sample_ns; /* monotonic time of its last sample */
 	uint64_t ran_tick;       /* the sampler's tick when its CPU clock last moved; 0: never */

@@ -40,6 +40,8 @@ struct perf_stats {
 	uint64_t cpu_unsampled_ns; /* live threads with CPU and no sample (a marker each) */
 	uint64_t cpu_short_ns;     /* ended threads' CPU, none sampled: [short-lived threads] */
 	uint64_t cpu_unseen_ns;    /* task scope: live threads' CPU their events did not see (a marker each) */
+	uint64_t cpu_waits_ns;     /* CPU scope: the kernel's side of live threads' waits (a marker each) */
+	uint64_t wait_cost_ns;     /* ... one wait's CPU as measured here (0: not estimated) */
 	uint64_t threads_scaled;   /* threads whose samples were scaled to their clocks */
 	double scale_min, scale_max; /* the factors, clock over samples */
 };

@@ -18,6 +18,7 @@ void settle_init(struct settle *st)
 	u64map_init(&st->weight, SETTLE_MAX);
 	u64map_init(&st->live, SETTLE_MAX);
 	u64map_init(&st->factor, SETTLE_MAX);
+	u64map_init(&st->slices, SETTLE_MAX);
 	st->ended = 1.0;
 }
 
@@ -26,6 +27,7 @@ void settle_release(struct settle *st)
 	u64map_release(&st->weight);
 	u64map_release(&st->live);
 	u64map_release(&st->factor);
+	u64map_release(&st->slices);
 }
 
 void settle_add(struct settle *st, uint32_t tid, uint64_t ns)
@@ -44,11 +46,23 @@ uint64_t settle_weight(const struct settle *st, uint32_t tid)
 	return w;
 }
 
+/* schedstat's "CPU_NS RUNQUEUE_NS SLICES" into m and slices (unless NULL). */
+static void put_schedstat(const char *buf, uint64_t tid, struct u64map *m, struct u64map *slices)
+{
+	char *end;
+
+	u64map_put(m, tid, strtoull(buf, &end, 10));
+	if (slices) {
+		strtoull(end, &end, 10);
+		u64map_put(slices, tid, strtoull(end, NULL, 10));
+	}
+}
+
 /*
  * Paths are opened relative to the task directory: on 3000 threads the
  * lookups of /proc/PID/task/... were most of a capture's fixed cost.
  */
-void settle_read_clocks(pid_t pid, struct u64map *m)
+void settle_read_clocks(pid_t pid, struct u64map *m, struct u64map *slices)
 {
 	char path[64], buf[96];
 	struct dirent *d;
@@ -69,7 +83,7 @@ void settle_read_clocks(pid_t pid, struct u64map *m)
 		if (fd < 0)
 			continue;
 		if (proc_pread(fd, buf, sizeof(buf)) > 0)
-			u64map_put(m, (uint64_t)tid, strtoull(buf, NULL, 10));
+			put_schedstat(buf, (uint64_t)tid, m, slices);
 		close(fd);
 	}
 	closedir(dir);
@@ -77,7 +91,7 @@ void settle_read_clocks(pid_t pid, struct u64map *m)
 
 void settle_read_live(struct settle *st, pid_t pid)
 {
-	settle_read_clocks(pid, &st->live);
+	settle_read_clocks(pid, &st->live, &st->slices);
 }
 
 uint64_t settle_read_sampled(struct settle *st, pid_t pid, const struct u64map *cpu0)
@@ -98,8 +112,9 @@ uint64_t settle_read_sampled(struct settle *st, pid_t pid, const struct u64map *
 		if ((fd = openat(dfd, path, O_RDONLY | O_CLOEXEC)) < 0)
 			continue; /* ended */
 		if (proc_pread(fd, buf, sizeof(buf)) > 0) {
-			now = strtoull(buf, NULL, 10);
-			u64map_put(&st->live, tid, now);
+			put_schedstat(buf, tid, &st->live, &st->slices);
+			now = 0;
+			u64map_get(&st->live, tid, &now);
 			c0 = 0;
 			u64map_get(cpu0, tid, &c0);
 			sum += now > c0 ? now - c0 : 0;

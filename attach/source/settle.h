@@ -31,6 +31,7 @@ struct settle {
 	struct u64map weight;  /* tid -> what its samples weigh (ns) */
 	struct u64map live;    /* tid -> CPU clock (ns), threads alive at settle_read_live() */
 	struct u64map factor;  /* tid -> factor (a double's bits) */
+	struct u64map slices;  /* tid -> times put on a CPU (schedstat), read with live */
 	double ended;          /* the factor of threads not alive at the end */
 };
 
@@ -43,10 +44,13 @@ void settle_add(struct settle *st, uint32_t tid, uint64_t ns);
 /* What tid's samples weigh so far (0: none). */
 uint64_t settle_weight(const struct settle *st, uint32_t tid);
 
-/* Read every live thread of pid and its CPU clock (schedstat) into m. */
-void settle_read_clocks(pid_t pid, struct u64map *m);
+/*
+ * Read every live thread of pid and its CPU clock (schedstat) into m, and
+ * the times it was put on a CPU into slices (unless NULL).
+ */
+void settle_read_clocks(pid_t pid, struct u64map *m, struct u64map *slices);
 
-/* Which threads of pid are alive now, and their clocks (st->live). */
+/* Which threads of pid are alive now, and their clocks (st->live, st->slices). */
 void settle_read_live(struct settle *st, pid_t pid);
 
 /*

@@ -7,15 +7,17 @@
 # it). In each loop thread's samples, handle_request's share is close to
 # that measurement over the same window, and the sleep gets almost nothing:
 # one loop at 100 Hz and at 1000 Hz; two loops and a busy thread sharing
-# the 2 CPUs. The tolerance is 9 points, not 5: about 5% of such a thread's
-# CPU is the kernel switching it in and out around each sleep, with
-# interrupts off, where no stop can land (perf shows it as
-# finish_task_switch under clock_nanosleep); the thread's own measurement
-# counts it outside the handler, the profile carries it to where the
-# thread runs next. Before samples found asleep carried their CPU on, the
-# handler got 7-70% and the sleep 25-90%; the sleep's bar, 20%, allows for
-# 160 samples at 100 Hz (one run in ten saw 11%: the syscall's own kernel
-# side is a true sample there).
+# the 2 CPUs. About 5-8% of such a thread's CPU is the kernel's side of
+# its waits (entering the sleep, switching out and in with interrupts off,
+# where no stop and no clock interrupt lands); both samplers keep it apart
+# under one frame of its own, estimated from the thread's waits (slices
+# in schedstat) times one wait's CPU as measured on cprof's own thread
+# (common/waitcost.h). Without it the handler read 3-7 points high. The
+# tolerance is 9 points, not the 5 asked: the estimate's error is +-2-5
+# (18 runs each on a quiet VM: ptrace -6.8..+1.4, perf CPU-wide
+# -4.8..+4.3; mean -1.0 and -1.9) and a loaded CI machine adds to it. The
+# sleep's bar, 20%, allows for 160 samples at 100 Hz (one run in ten saw
+# 11%: the syscall's own kernel side is a true sample there).
 . "$(dirname "$0")/lib.sh"
 
 # loops_now: ask the target for its counters; print "TID HANDLER_NS CPU_NS" lines.
@@ -27,7 +29,7 @@ loops_now() {
 
 # one_case NAME HZ LOOPS BUSY
 one_case() {
-	local name=$1 hz=$2 loops=$3 busy=$4 before after rc tid truth got sleep_pct
+	local name=$1 hz=$2 loops=$3 busy=$4 before after rc tid truth got sleep_pct waits
 	start_target evloop "$loops" "$busy"
 	sleep 0.3
 	before=$(loops_now)
@@ -51,6 +53,14 @@ one_case() {
 				if ($0 ~ /;wait_for_event(;|$)/) h += v[2] }
 			END { if (all) printf "%.1f", 100 * h / all; else print -1 }' "$WORK/$name.txt")
 		echo "$name: thread $tid wait_for_event $sleep_pct%"
+		waits=$(awk -v t="$tid" '
+			/^sample / && $0 ~ ("tid=" t "( |;|$)") { split($2, v, ","); all += v[2]
+				if ($0 ~ /\[kernel: switching the thread in and out\]/) h += v[2] }
+			END { if (all) printf "%.1f", 100 * h / all; else print -1 }' "$WORK/$name.txt")
+		echo "$name: thread $tid the kernel's side of its waits $waits%"
+		# Alone on a CPU, every sampler leaves some of it unseen (beside a busy thread CPU-wide events may not).
+		[ "$loops" = 1 ] && check "$name: thread $tid's waits have a frame of their own ($waits%)" below 0.5 "$waits"
+		check "$name: thread $tid's waits under 20% of its CPU" below "$waits" 20
 		check "$name: thread $tid's sleep gets under 20% of its CPU" below "$sleep_pct" 20
 		check "$name: thread $tid's handler share within 9 points of its own measurement" \
 			near "$got" "$truth" 9 || { cat "$WORK/$name.stats"; go tool pprof -top -symbolize=none "$WORK/$name.pb.gz" 2>/dev/null | sed -n 6,14p; }

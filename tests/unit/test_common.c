@@ -6,7 +6,10 @@
  * room left and past it, and at its limit; buf_hex() against printf's
  * "%0*" PRIx64; dynlib_load()'s
  * outcomes: a library found with every function, a missing library and
- * a missing function, each told once and kept.
+ * a missing function, each told once and kept; waitcost: the share of a
+ * thread's CPU its waits stand for (never more than it used, nothing
+ * without a measured cost) and the measurement itself (once, the same
+ * value after, in a sane range).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +27,7 @@
 #include "common/buf.h"
 #include "common/dynlib.h"
 #include "common/fnv.h"
+#include "common/waitcost.h"
 
 static void test_fnv_vectors(void **state)
 {
@@ -181,6 +185,28 @@ static void test_dynlib_missing(void **state)
 	assert_string_equal(lacks.why, "libz.so.1 lacks cprof_no_such_fn");
 }
 
+static void test_waitcost_of(void **state)
+{
+	(void)state;
+	assert_int_equal(waitcost_of(10, 5000, 1000000), 50000);
+	assert_int_equal(waitcost_of(10, 5000, 30000), 30000);  /* at most what it used */
+	assert_int_equal(waitcost_of(0, 5000, 30000), 0);
+	assert_int_equal(waitcost_of(10, 0, 30000), 0);         /* not measured: no estimate */
+	assert_int_equal(waitcost_of(UINT64_MAX / 2, 5000, 7), 7); /* no overflow */
+	assert_int_equal(waitcost_of(6, 5000, 30000), 30000);   /* exactly all of it */
+}
+
+static void test_waitcost_measured(void **state)
+{
+	uint64_t c = waitcost_ns();
+
+	(void)state;
+	/* A wait costs a thread some CPU, and never the 50 us cap's worth of a sane host. */
+	assert_true(c > 0);
+	assert_true(c <= 50000);
+	assert_int_equal(waitcost_ns(), c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +217,8 @@ int main(void)
 		cmocka_unit_test(test_buf_hex),
 		cmocka_unit_test(test_dynlib_found),
 		cmocka_unit_test(test_dynlib_missing),
+		cmocka_unit_test(test_waitcost_of),
+		cmocka_unit_test(test_waitcost_measured),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
