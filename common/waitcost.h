@@ -1,26 +1,26 @@
 #ifndef CPROF_WAITCOST_H
 #define CPROF_WAITCOST_H
 /*
- * waitcost — what one wait costs a thread in CPU: the kernel's side of a
- * blocking call (entry, arming a timer, switching out, switching back in,
- * return), measured on this machine by timing our own thread through
- * short sleeps. Neither sampler can see most of it where it happens: the
- * switch runs with interrupts off, so a clock tick due there lands just
- * after the thread is switched in again (in the code it runs on waking),
- * and a ptrace stop there finds the thread asleep. An event loop's handler
- * was charged the thread's whole kernel side of its waits: 95-100% of its
- * thread for 92-95% measured by the thread itself. A thread's slices (the
- * third field of schedstat: times put on a CPU) times this cost is the
- * estimate of that CPU, shown under WAITCOST_FRAME and taken from the
- * thread's samples (never more than the CPU the thread used).
+ * waitcost — what one wait costs a thread in CPU: the kernel switching it
+ * out and back in (and a futex call's entry and exit), measured on this
+ * machine with two threads of our own, one waiting on a futex the other
+ * wakes. Neither sampler sees it where it happens: the switch runs with
+ * interrupts off, so a clock tick due there lands when interrupts are on
+ * again (the CPU-wide event on whoever runs then), and a ptrace stop asked
+ * for there finds the thread asleep; carried on, that CPU went to the code
+ * the thread runs on waking. An event loop's handler read 3-7 points
+ * high. A thread's slices (the third field of schedstat: times put on a
+ * CPU) times this cost is the estimate of that CPU, shown under
+ * WAITCOST_FRAME and taken from the thread's samples (never more than the
+ * CPU the thread used).
  *
  * Invariants:
- *  - measured once per process, on the first call (about 128 sleeps of
- *    20 us: 3-8 ms of wall time, under 1 ms of CPU); later calls return
- *    the same value; thread-safe;
- *  - the value is the median of 16 rounds of 8 sleeps, so one preempted
- *    round does not move it; 0 when the clocks cannot be read (then no
- *    estimate is made).
+ *  - measured once per process, on the first call (a helper thread that
+ *    wakes the caller 128 times, every 20 us: 3-8 ms of wall time, under
+ *    1 ms of CPU); later calls return the same value; thread-safe;
+ *  - the value is the lower quartile of 32 rounds of 4 waits, so a
+ *    preempted round does not count, capped at 50 us; 0 when it cannot be
+ *    measured (no thread, no clock): then no estimate is made.
  */
 #include <stdint.h>
 

@@ -212,16 +212,18 @@ static uint64_t pcap_unseen(const struct pcap *c, uint64_t used, uint64_t got)
 }
 
 /*
- * CPU-wide events: a tick due while the thread switches out (interrupts
- * off) lands when it runs again, in the code it runs on waking, so its
- * samples overstate that code by the kernel's side of its waits; this is
- * that CPU, estimated from the times it was put on a CPU (slices0: at the
+ * CPU-wide events: a tick due while the thread switches (interrupts off)
+ * lands when interrupts are on again, not on this thread's switch, and
+ * scaled to its clock the switch's CPU went to the code it runs on
+ * waking; this is that CPU (waitcost.h), estimated from the times it was
+ * put on a CPU (slices0: at the
  * start; a thread not in it was born during the window), and never more
  * than its clock shows beyond its samples' periods (used - got): where
  * the CPU is busy, a tick due in the switch lands on the next thread and
  * the loop's own samples are fair. An event loop's handler got 95-99% of
- * its thread for 93-96% measured by the thread; without that bound, two
- * loops beside a busy thread got 88% for 95%.
+ * its thread for 93-96% measured by the thread; without that bound (and
+ * a cost measured from sleeps, twice the futex's), two loops beside a
+ * busy thread got 88% for 95%.
  */
 static uint64_t pcap_waits(const struct pcap *c, const struct u64map *slices0, uint32_t tid,
 			   uint64_t used, uint64_t got)
