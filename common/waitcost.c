@@ -1,19 +1,18 @@
 /*
  * waitcost.c — the CPU of one wait, measured on our own threads
- * (waitcost.h). One thread waits on a futex that another wakes every
- * 20 us, so that the waiter really switches out (the CPU goes idle or to
- * the waker) and is woken from another thread, as an event loop is by
- * its peers' writes and interrupts: what the waiter's CPU clock shows
- * per wait is the switch out and back in plus a futex call's entry and
- * exit. Measured on this project's 2-CPU VMs: 2.2-3.6 us. A thread
- * waking from its own timer (clock_nanosleep) costs itself 5.5-7 us,
- * the extra being the timer's arming and expiry, with interrupts on and
- * sampled where it runs; perf record on redis-server under load puts
- * 4.5% of its main thread in finish_task_switch at 19,000 waits a
- * second: 2.1 us a wait of the switch alone. A nanosleep-based estimate
- * charged redis 19% to switching.
+ * (waitcost.h). One helper thread waits on a futex that another wakes
+ * every 20 us, both on the caller's CPU, so that the waiter really
+ * switches out and back in: what its CPU clock shows per wait is the
+ * switch plus a futex call's entry and exit, 1.3-2.1 us on this project's
+ * 2-CPU VMs, quiet or loaded. Why not our own sleeps: a thread woken by
+ * its own timer (clock_nanosleep) costs itself 5.5-7 us, the extra (the
+ * timer's arming and expiry) runs with interrupts on and is sampled where
+ * it runs, and that estimate charged redis-server 19% to switching where
+ * perf record puts 3.2% in finish_task_switch (the switch in alone) at
+ * 19,000 waits a second.
  */
 #include <errno.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -55,11 +54,23 @@ static long futex(int *word, int op, int val)
 	return syscall(SYS_futex, word, op, val, NULL, NULL, 0);
 }
 
+/* Keep the calling thread on cpu (where allowed: a cpuset may forbid it, then it roams). */
+static void pin(int cpu)
+{
+	cpu_set_t m;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&m);
+	CPU_SET(cpu, &m);
+	sched_setaffinity(0, sizeof(m), &m);
+}
+
 static void *waker(void *arg)
 {
 	struct timespec nap = { 0, WAKE_EVERY_NS };
 
-	(void)arg;
+	pin(*(int *)arg);
 	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, NULL);
 		__atomic_add_fetch(&seq, 1, __ATOMIC_RELEASE);
@@ -83,14 +94,19 @@ static int wait_once(void)
 	return -1;
 }
 
-static void measure(void)
+struct job {
+	uint64_t per[ROUNDS]; /* CPU per wait, each round's */
+	int cpu;              /* where both threads run; -1: anywhere */
+};
+
+/* The waiting thread: its rounds, sorted, into the job; the job, or NULL on failure. */
+static void *waiter(void *arg)
 {
-	uint64_t per[ROUNDS], a = 0, b = 0;
-	pthread_t t;
+	struct job *j = arg;
+	uint64_t *per = j->per, a = 0, b = 0;
 	int r, i, ok = 1;
 
-	if (pthread_create(&t, NULL, waker, NULL) != 0)
-		return;
+	pin(j->cpu);
 	for (r = 0; r < ROUNDS && ok; r++) {
 		ok = thread_cpu(&a) == 0;
 		for (i = 0; i < PER_ROUND && ok; i++)
@@ -98,12 +114,36 @@ static void measure(void)
 		ok = ok && thread_cpu(&b) == 0;
 		per[r] = b > a ? (b - a) / PER_ROUND : 0;
 	}
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	pthread_join(t, NULL);
 	if (!ok)
-		return;
+		return NULL;
 	qsort(per, ROUNDS, sizeof(per[0]), cmp_u64);
-	cost = per[ROUNDS / 4] < COST_MAX_NS ? per[ROUNDS / 4] : COST_MAX_NS;
+	return j;
+}
+
+/*
+ * Both helper threads on the CPU the caller is on (the caller's own
+ * affinity is left alone): woken from another CPU, the cost varied with
+ * what that CPU did, 2.6 us on a quiet VM and 8-10 us while ab loaded
+ * nginx on both CPUs, run to run; on one CPU it is the switch itself,
+ * 1.3-2.1 us quiet or loaded. The lower, steadier figure errs low: a
+ * thread woken on a cold cache pays more, and that rest stays where the
+ * samples put it.
+ */
+static void measure(void)
+{
+	struct job j;
+	pthread_t tw, tr;
+	void *res = NULL;
+
+	j.cpu = sched_getcpu();
+	if (pthread_create(&tw, NULL, waker, &j.cpu) != 0)
+		return;
+	if (pthread_create(&tr, NULL, waiter, &j) == 0)
+		pthread_join(tr, &res);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	pthread_join(tw, NULL);
+	if (res)
+		cost = j.per[ROUNDS / 4] < COST_MAX_NS ? j.per[ROUNDS / 4] : COST_MAX_NS;
 }
 
 uint64_t waitcost_ns(void)

@@ -3,8 +3,8 @@
 /*
  * waitcost — what one wait costs a thread in CPU: the kernel switching it
  * out and back in (and a futex call's entry and exit), measured on this
- * machine with two threads of our own, one waiting on a futex the other
- * wakes. Neither sampler sees it where it happens: the switch runs with
+ * machine with two threads of our own on one CPU, one waiting on a futex
+ * the other wakes. Neither sampler sees it where it happens: the switch runs with
  * interrupts off, so a clock tick due there lands when interrupts are on
  * again (the CPU-wide event on whoever runs then), and a ptrace stop asked
  * for there finds the thread asleep; carried on, that CPU went to the code
@@ -15,9 +15,10 @@
  * CPU the thread used).
  *
  * Invariants:
- *  - measured once per process, on the first call (a helper thread that
- *    wakes the caller 128 times, every 20 us: 3-8 ms of wall time, under
- *    1 ms of CPU); later calls return the same value; thread-safe;
+ *  - measured once per process, on the first call (two helper threads on
+ *    the caller's CPU, one woken 128 times by the other, every 20 us: 3-8
+ *    ms of wall time, under 1 ms of CPU; the caller's own affinity is
+ *    left alone); later calls return the same value; thread-safe;
  *  - the value is the lower quartile of 32 rounds of 4 waits, so a
  *    preempted round does not count, capped at 50 us; 0 when it cannot be
  *    measured (no thread, no clock): then no estimate is made.
