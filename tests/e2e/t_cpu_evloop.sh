@@ -13,8 +13,9 @@
 # a frame of its own: the thread's waits (slices in schedstat) times one
 # wait's CPU as measured on cprof's own threads (common/waitcost.h).
 # Without it the handler read 3-7 points high. The tolerance is 9 points,
-# not the 5 asked: 3 runs each (18 measurements) on a quiet VM gave ptrace -1.7..+5.3
-# (mean +2.0) and perf CPU-wide -2.0..+3.9 (mean +0.9), at 100 Hz the
+# not the 5 asked: 3 runs each (18 measurements) on a quiet VM gave
+# ptrace -2.7..+4.4 (mean +1.7) and perf CPU-wide -3.2..+3.7 (mean
+# +0.8), at 100 Hz the
 # samples alone vary by +-4, and a loaded CI machine adds to it. The
 # sleep's bar, 20%, allows for 160 samples at 100 Hz (one run in ten saw
 # 11%: the syscall's own kernel side is a true sample there).
