@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +60,28 @@ ssize_t proc_pread_line(int fd, char *buf, size_t cap)
 		return r;
 	}
 	return proc_pread(fd, buf, cap);
+}
+
+int proc_stat_times(const char *stat, uint64_t *utime, uint64_t *stime)
+{
+	const char *q = strrchr(stat, ')');
+	char *end;
+	int field;
+
+	/* From field 2's end: the space before field 3, ..., before field 14. */
+	for (field = 2; q && field < 14; field++)
+		q = strchr(q + 1, ' ');
+	if (!q)
+		return -1;
+	errno = 0;
+	*utime = strtoull(q + 1, &end, 10);
+	if (end == q + 1 || *end != ' ' || errno)
+		return -1;
+	q = end;
+	*stime = strtoull(q + 1, &end, 10);
+	if (end == q + 1 || errno)
+		return -1;
+	return 0;
 }
 
 ssize_t proc_read(const char *path, char *buf, size_t cap)

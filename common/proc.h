@@ -35,6 +35,14 @@ ssize_t proc_pread(int fd, char *buf, size_t cap);
 ssize_t proc_pread_line(int fd, char *buf, size_t cap);
 
 /*
+ * Fields 14 and 15 of a /proc stat line (utime and stime, in clock ticks,
+ * sysconf(_SC_CLK_TCK) a second), counted after the comm's last ')' (a
+ * comm may hold spaces and parentheses). 0, or -1 when the line does not
+ * hold them.
+ */
+int proc_stat_times(const char *stat, uint64_t *utime, uint64_t *stime);
+
+/*
  * The signals that ask cprof-attach to stop early (SIGINT, SIGTERM,
  * SIGHUP), as a set; with_child adds SIGCHLD. Every thread blocks them and
  * reads them from a signalfd.

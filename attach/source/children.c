@@ -93,9 +93,8 @@ static long thread_count(pid_t p)
 /* comm and utime+stime of pid from /proc/PID/stat. 0 or -1. */
 static int read_cpu(pid_t pid, struct child_cpu *c)
 {
-	char path[64], buf[1024], *open_p, *close_p, *q;
-	unsigned long long ut = 0, st = 0;
-	int field;
+	char path[64], buf[1024], *open_p, *close_p;
+	uint64_t ut, st;
 	size_t len;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -107,10 +106,7 @@ static int read_cpu(pid_t pid, struct child_cpu *c)
 		len = sizeof(c->comm) - 1;
 	memcpy(c->comm, open_p + 1, len);
 	c->comm[len] = 0;
-	/* Fields 14 and 15 (utime, stime), counted after the comm's ')'. */
-	for (q = close_p, field = 2; q && field < 13; field++)
-		q = strchr(q + 1, ' ');
-	if (!q || sscanf(q + 1, "%llu %llu", &ut, &st) != 2)
+	if (proc_stat_times(buf, &ut, &st) < 0)
 		return -1;
 	c->pid = pid;
 	c->cpu_ticks = ut + st;

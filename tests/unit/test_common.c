@@ -9,7 +9,8 @@
  * a missing function, each told once and kept; waitcost: the share of a
  * thread's CPU its waits stand for (never more than it used, nothing
  * without a measured cost) and the measurement itself (once, the same
- * value after, in a sane range).
+ * value after, in a sane range); proc_stat_times() on a stat line whose
+ * comm holds spaces and parentheses, and on lines cut short.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,6 +28,7 @@
 #include "common/buf.h"
 #include "common/dynlib.h"
 #include "common/fnv.h"
+#include "common/proc.h"
 #include "common/waitcost.h"
 
 static void test_fnv_vectors(void **state)
@@ -207,6 +209,26 @@ static void test_waitcost_measured(void **state)
 	assert_int_equal(waitcost_ns(), c);
 }
 
+static void test_proc_stat_times(void **state)
+{
+	const char *line = "1234 (a) b (c)) R 1 1234 1234 0 -1 4194304 100 0 0 0 "
+			   "250 17 0 0 20 0 3 0 5000 1000 10 18446744073709551615\n";
+	uint64_t ut = 1, st = 1;
+
+	(void)state;
+	assert_int_equal(proc_stat_times(line, &ut, &st), 0);
+	assert_int_equal(ut, 250);
+	assert_int_equal(st, 17);
+	assert_int_equal(proc_stat_times("1 (x) S 1 1 1 0 -1 0 0 0 0 0 7 9", &ut, &st), 0);
+	assert_int_equal(ut, 7);
+	assert_int_equal(st, 9);
+	assert_int_equal(proc_stat_times("1 (x) S 1 1 1 0 -1 0 0 0 0 0 7", &ut, &st), -1);
+	assert_int_equal(proc_stat_times("1 (x) S 1 1 1 0 -1 0 0 0 0 0 7 ", &ut, &st), -1);
+	assert_int_equal(proc_stat_times("1 (x) S 1 1 1 0 -1 0 0 0 0 0 x 9", &ut, &st), -1);
+	assert_int_equal(proc_stat_times("1 x S 1 1 1 0 -1 0 0 0 0 0 7 9", &ut, &st), -1);
+	assert_int_equal(proc_stat_times("", &ut, &st), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_dynlib_missing),
 		cmocka_unit_test(test_waitcost_of),
 		cmocka_unit_test(test_waitcost_measured),
+		cmocka_unit_test(test_proc_stat_times),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
