@@ -28,10 +28,13 @@ loops_now() {
 	awk '/^loop/ { l[$2] = $3 " " $4 } END { for (t in l) print t, l[t] }' "$out"
 }
 
-# one_case NAME HZ LOOPS BUSY
+# one_case NAME HZ LOOPS BUSY [POLL_FDS TOLERANCE]: with POLL_FDS the loop
+# waits in ppoll() on that many idle pipes, whose kernel CPU around the
+# sleep is the wait's own (not capped at 20%), and the handler is checked
+# within TOLERANCE points.
 one_case() {
-	local name=$1 hz=$2 loops=$3 busy=$4 before after rc tid truth got sleep_pct waits
-	start_target evloop "$loops" "$busy"
+	local name=$1 hz=$2 loops=$3 busy=$4 npoll=${5:-0} tol=${6:-9} before after rc tid truth got sleep_pct waits
+	start_target evloop "$loops" "$busy" 100 150 "$npoll"
 	sleep 0.3
 	before=$(loops_now)
 	"$ATTACH" -p "$TPID" -d 4s -F "$hz" -o "$WORK/$name.pb.gz" -q --stats 2>"$WORK/$name.stats"
@@ -62,9 +65,9 @@ one_case() {
 		# ptrace always keeps it apart; CPU-wide events only what the clock shows beyond the samples.
 		[ "$SAMPLER" = ptrace ] && check "$name: thread $tid's waits have a frame of their own ($waits%)" below 0.5 "$waits"
 		check "$name: thread $tid's waits under 20% of its CPU" below "$waits" 20
-		check "$name: thread $tid's sleep gets under 20% of its CPU" below "$sleep_pct" 20
-		check "$name: thread $tid's handler share within 9 points of its own measurement" \
-			near "$got" "$truth" 9 || { cat "$WORK/$name.stats"; go tool pprof -top -symbolize=none "$WORK/$name.pb.gz" 2>/dev/null | sed -n 6,14p; }
+		[ "$npoll" = 0 ] && check "$name: thread $tid's sleep gets under 20% of its CPU" below "$sleep_pct" 20
+		check "$name: thread $tid's handler share within $tol points of its own measurement" \
+			near "$got" "$truth" "$tol" || { cat "$WORK/$name.stats"; go tool pprof -top -symbolize=none "$WORK/$name.pb.gz" 2>/dev/null | sed -n 6,14p; }
 	done
 	check "$name: target left running" not_stopped "$TPID"
 	kill "$TPID"
@@ -74,6 +77,13 @@ one_case loop-100hz 100 1 0
 one_case loop-1000hz 1000 1 0
 one_case two-loops-busy 100 2 1
 one_case two-loops-busy-1000hz 1000 2 1
+# A wait that costs the kernel CPU before and after its sleep (ppoll of 400
+# descriptors: ~half the thread's CPU). perf events sample it where it
+# runs: -3.3..+4.3 points in 8 runs at 100 Hz. The ptrace sampler cannot
+# see where in a call the kernel spent its CPU (README, "Known limits"):
+# -11.4..+2.1 in 5 runs, hence 20; at 1000 Hz its stops break the sleep
+# often enough that the restarted scans are a cost of their own.
+if [ "$SAMPLER" = ptrace ]; then one_case poll-400-100hz 100 1 0 400 20; else one_case poll-400-100hz 100 1 0 400 9; fi
 
 # Per-thread events, user mode only: an unprivileged user at
 # perf_event_paranoid 2. The kernel drops every sample that lands in

@@ -9,13 +9,19 @@
  * so a test can take the truth over exactly its own window. Optional "busy"
  * threads spin in busy_spin() all the time, to share the CPUs.
  *
- * Usage: evloop [LOOPS [BUSY [WORK_US [WAIT_US]]]]   (defaults 1 0 100 150)
+ * Usage: evloop [LOOPS [BUSY [WORK_US [WAIT_US [POLL_FDS]]]]]   (defaults 1 0 100 150 0)
+ *
+ * With POLL_FDS, the wait is a ppoll() of that many idle pipes (timing out
+ * after WAIT_US), which costs the kernel CPU in proportion to them before
+ * the sleep and after it (scan, queue, scan again, unqueue): a server
+ * polling many descriptors, or any call that works, sleeps and works.
  *
  * The handler reads its CPU clock every few thousand iterations, so nearly
  * all of its samples land in handle_request() itself. Built -O2, no frame
  * pointers, like the other targets.
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,7 +42,8 @@ struct loop {
 };
 
 static struct loop loops[MAX_LOOPS];
-static int nloops = 1, nbusy, work_us = 100, wait_us = 150;
+static int nloops = 1, nbusy, work_us = 100, wait_us = 150, npoll;
+static struct pollfd *pollfds; /* shared: read ends of idle pipes, never ready */
 static volatile unsigned long sink;
 static volatile sig_atomic_t report;
 
@@ -63,7 +70,10 @@ __attribute__((noinline)) void wait_for_event(long wait_ns)
 {
 	struct timespec ts = { 0, wait_ns };
 
-	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+	if (npoll)
+		ppoll(pollfds, (nfds_t)npoll, &ts, NULL);
+	else
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
 __attribute__((noinline)) void busy_spin(void)
@@ -147,10 +157,26 @@ int main(int argc, char **argv)
 		work_us = atoi(argv[3]);
 	if (argc > 4)
 		wait_us = atoi(argv[4]);
+	if (argc > 5)
+		npoll = atoi(argv[5]);
 	if (nloops < 1 || nloops > MAX_LOOPS || nbusy < 0 || nbusy > 64 || work_us < 1 ||
-	    wait_us < 1 || wait_us > 999999) {
-		fprintf(stderr, "usage: evloop [LOOPS [BUSY [WORK_US [WAIT_US]]]]\n");
+	    wait_us < 1 || wait_us > 999999 || npoll < 0 || npoll > 450) {
+		fprintf(stderr, "usage: evloop [LOOPS [BUSY [WORK_US [WAIT_US [POLL_FDS]]]]]\n");
 		return 2;
+	}
+	if (npoll && !(pollfds = calloc((size_t)npoll, sizeof(*pollfds)))) {
+		perror("calloc");
+		return 1;
+	}
+	for (i = 0; i < npoll; i++) {
+		int p[2];
+
+		if (pipe(p)) {
+			perror("pipe");
+			return 1;
+		}
+		pollfds[i].fd = p[0];
+		pollfds[i].events = POLLIN;
 	}
 	signal(SIGUSR1, on_usr1);
 	/* Only the main thread takes SIGUSR1: the loops' sleeps stay whole. */
