@@ -166,13 +166,14 @@ void report_stats(const struct capture_report *r)
 	fprintf(stderr,
 		"cprof-attach: stats: %llu signals passed on during stops, %llu EINTRs turned into "
 		"restarts, %.1fms CPU of threads never found running, %.1fms of threads no read "
-		"of the thread list saw ([short-lived threads]) of the process's %.1fms, "
+		"of the thread list saw ([short-lived threads]) of the %s %.1fms, "
 		"%.1fms the kernel's side of the threads' waits (%.1fus a wait measured here), "
 		"%llu thread CPU clocks read, %llu idle "
 		"threads found unchanged, %llu reads of the thread list, %llu samples on an "
 		"alternate signal stack, %llu zombies reaped while an exec held a seize\n",
 		(unsigned long long)sm->stats.signals_passed, (unsigned long long)sm->stats.eintr_fixed,
-		sm->cpu_unattributed_ns / 1e6, sm->cpu_short_ns / 1e6, sm->cpu_process_ns / 1e6,
+		sm->cpu_unattributed_ns / 1e6, sm->cpu_short_ns / 1e6,
+		r->processes > 1 ? "processes'" : "process's", sm->cpu_process_ns / 1e6,
 		sm->cpu_waits_ns / 1e6, sm->wait_cost_ns / 1e3,
 		(unsigned long long)sm->threads_read,
 		(unsigned long long)sm->stats.repeats, (unsigned long long)sm->stats.rescans,

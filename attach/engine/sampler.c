@@ -119,8 +119,8 @@ static void sampler_finish(struct sampler *sm, struct session *s)
 	sm->res.stop_signal = s->stop_signal;
 	sm->res.stats = s->stats;
 	sm->res.threads_read = sm->mv.threads_read;
-	sm->res.pause_p50_ns = session_pause_percentile(s, 50);
-	sm->res.pause_p99_ns = session_pause_percentile(s, 99);
+	sm->res.pause_p50_ns = session_stats_percentile(&s->stats, 50);
+	sm->res.pause_p99_ns = session_stats_percentile(&s->stats, 99);
 	sm->res.end_mono_ns = clock_mono_ns();
 }
 
@@ -253,4 +253,20 @@ out:
 	queue_close(c->queue);
 	/* Returning ends the thread, and with it every ptrace attachment. */
 	return NULL;
+}
+
+void sampler_results_add(struct sampler_results *into, const struct sampler_results *from)
+{
+	into->samples += from->samples;
+	into->lost += from->lost;
+	into->cpu_unattributed_ns += from->cpu_unattributed_ns;
+	into->cpu_process_ns += from->cpu_process_ns;
+	into->cpu_short_ns += from->cpu_short_ns;
+	into->cpu_waits_ns += from->cpu_waits_ns;
+	into->weighed_ns += from->weighed_ns;
+	into->found_asleep += from->found_asleep;
+	into->threads_read += from->threads_read;
+	session_stats_add(&into->stats, &from->stats);
+	into->pause_p50_ns = session_stats_percentile(&into->stats, 50);
+	into->pause_p99_ns = session_stats_percentile(&into->stats, 99);
 }

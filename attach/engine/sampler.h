@@ -107,6 +107,13 @@ struct sampler {
 /* The tracer thread's body; arg is a struct sampler whose cfg is set. */
 void *sampler_main(void *arg);
 
+/*
+ * Add from's counts (a --children descendant's tracer) to into's, the
+ * first process's: its clock, times and outcome stay into's own; the
+ * pause percentiles are taken again over both.
+ */
+void sampler_results_add(struct sampler_results *into, const struct sampler_results *from);
+
 /* Queue snap (a policy's emit does, once it is weighed); a full queue drops and counts it. */
 void sampler_push(struct sampler *sm, struct snapshot *snap);
 

@@ -159,20 +159,44 @@ int session_count_changed(struct session *s)
 	return stat(p, &st) < 0 || (uint64_t)st.st_nlink != s->task_nlink;
 }
 
-uint64_t session_pause_percentile(const struct session *s, double pct)
+uint64_t session_stats_percentile(const struct session_stats *st, double pct)
 {
 	uint64_t want, seen = 0;
 	size_t i;
 
-	if (!s->stats.stops)
+	if (!st->stops)
 		return 0;
-	want = (uint64_t)(pct / 100.0 * (double)s->stats.stops);
-	if (want >= s->stats.stops)
-		want = s->stats.stops - 1;
+	want = (uint64_t)(pct / 100.0 * (double)st->stops);
+	if (want >= st->stops)
+		want = st->stops - 1;
 	for (i = 0; i <= SESSION_PAUSE_BUCKETS; i++) {
-		seen += s->stats.pause_hist[i];
+		seen += st->pause_hist[i];
 		if (seen > want)
-			return i < SESSION_PAUSE_BUCKETS ? i * 1000 + 500 : s->stats.pause_ns_max;
+			return i < SESSION_PAUSE_BUCKETS ? i * 1000 + 500 : st->pause_ns_max;
 	}
-	return s->stats.pause_ns_max;
+	return st->pause_ns_max;
+}
+
+void session_stats_add(struct session_stats *into, const struct session_stats *from)
+{
+	size_t i;
+
+	into->stops += from->stops;
+	into->deferred += from->deferred;
+	into->blocked_reads += from->blocked_reads;
+	into->torn_reads += from->torn_reads;
+	into->repeats += from->repeats;
+	into->stop_timeouts += from->stop_timeouts;
+	into->seize_failures += from->seize_failures;
+	into->eintr_fixed += from->eintr_fixed;
+	into->signals_passed += from->signals_passed;
+	into->altstack_copies += from->altstack_copies;
+	into->threads_seen += from->threads_seen;
+	into->rescans += from->rescans;
+	into->exec_rescues += from->exec_rescues;
+	if (from->pause_ns_max > into->pause_ns_max)
+		into->pause_ns_max = from->pause_ns_max;
+	into->pause_ns_sum += from->pause_ns_sum;
+	for (i = 0; i <= SESSION_PAUSE_BUCKETS; i++)
+		into->pause_hist[i] += from->pause_hist[i];
 }

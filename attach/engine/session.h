@@ -186,7 +186,10 @@ void session_repeat(struct session *s, struct thread *t, uint32_t count, uint64_
  */
 int session_count_changed(struct session *s);
 
-/* Pause percentile (0..100) in ns from the histogram. */
-uint64_t session_pause_percentile(const struct session *s, double pct);
+/* Pause percentile (0..100) in ns from st's histogram. */
+uint64_t session_stats_percentile(const struct session_stats *st, double pct);
+
+/* Add from's counts and histogram to into's (a --children capture's tracers, together). */
+void session_stats_add(struct session_stats *into, const struct session_stats *from);
 
 #endif

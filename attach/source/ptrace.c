@@ -427,10 +427,8 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	if (fam_on) {
 		family_join(&fam);
 		rep->processes = 1 + (uint64_t)fam.n - fam.attach_failures;
-		for (int i = 0; i < fam.n; i++) {
-			rep->sm.samples += fam.m[i]->sm.res.samples;
-			rep->sm.lost += fam.m[i]->sm.res.lost;
-		}
+		for (int i = 0; i < fam.n; i++)
+			sampler_results_add(&rep->sm, &fam.m[i]->sm.res);
 		family_release(&fam);
 	}
 	if (rep->sm.attach_errno == ESRCH) {
