@@ -20,6 +20,11 @@ export GOCACHE=${GOCACHE:-$WORK/gocache} GOFLAGS=-mod=mod HOME=${HOME:-$WORK}
 # test and never touches the user's own.
 export XDG_CACHE_HOME=$WORK/xdg-cache
 
+# CPROF_SANITIZED=1 (make check SANITIZE=...): cprof-attach runs under
+# ASan/UBSan, several times slower per stop; an accuracy check whose error
+# grows with the tracer's own latency may allow more (and says so).
+SANITIZED=${CPROF_SANITIZED:-0}
+
 # CPROF_TEST_SAMPLER=perf|ptrace (set by the runner for tests marked
 # "# sampler: both" or "# sampler: ptrace"): every cpu capture takes
 # --sampler with it. $ATTACH is then a wrapper that execs cprof-attach (the

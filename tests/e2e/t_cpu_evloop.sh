@@ -73,17 +73,24 @@ one_case() {
 	kill "$TPID"
 }
 
-one_case loop-100hz 100 1 0
-one_case loop-1000hz 1000 1 0
-one_case two-loops-busy 100 2 1
-one_case two-loops-busy-1000hz 1000 2 1
+# Under ASan and UBSan the tracer's stops take 3-5 times longer (pause
+# p50 131 us against 20-40), and a stop asked of a thread in a 100 us
+# burst lands later in it, or in the sleep's entry: one sanitized run read
+# -9.8 (loop-100hz, ptrace; the same run's other 13 cases -2.4..+6.9).
+# The accuracy of the sanitized build is not what that pass is for.
+tol=9
+[ "$SANITIZED" = 1 ] && tol=13
+one_case loop-100hz 100 1 0 0 "$tol"
+one_case loop-1000hz 1000 1 0 0 "$tol"
+one_case two-loops-busy 100 2 1 0 "$tol"
+one_case two-loops-busy-1000hz 1000 2 1 0 "$tol"
 # A wait that costs the kernel CPU before and after its sleep (ppoll of 400
 # descriptors: ~half the thread's CPU). perf events sample it where it
 # runs: -3.3..+4.3 points in 8 runs at 100 Hz. The ptrace sampler cannot
 # see where in a call the kernel spent its CPU (README, "Known limits"):
 # -11.4..+2.1 in 5 runs, hence 20; at 1000 Hz its stops break the sleep
 # often enough that the restarted scans are a cost of their own.
-if [ "$SAMPLER" = ptrace ]; then one_case poll-400-100hz 100 1 0 400 20; else one_case poll-400-100hz 100 1 0 400 9; fi
+if [ "$SAMPLER" = ptrace ]; then one_case poll-400-100hz 100 1 0 400 20; else one_case poll-400-100hz 100 1 0 400 "$tol"; fi
 
 # Per-thread events, user mode only: an unprivileged user at
 # perf_event_paranoid 2. The kernel drops every sample that lands in
