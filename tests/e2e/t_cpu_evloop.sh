@@ -88,7 +88,7 @@ one_case two-loops-busy-1000hz 1000 2 1 0 "$tol"
 # descriptors: ~half the thread's CPU). perf events sample it where it
 # runs: -3.3..+4.3 points in 8 runs at 100 Hz. The ptrace sampler cannot
 # see where in a call the kernel spent its CPU (README, "Known limits"):
-# -11.4..+2.1 in 5 runs, hence 20; at 1000 Hz its stops break the sleep
+# -11.4..+8.8 in 6 runs, hence 20; at 1000 Hz its stops break the sleep
 # often enough that the restarted scans are a cost of their own.
 if [ "$SAMPLER" = ptrace ]; then one_case poll-400-100hz 100 1 0 400 20; else one_case poll-400-100hz 100 1 0 400 "$tol"; fi
 
