@@ -348,6 +348,17 @@ static int events_ioctl(struct perf_events *ev, unsigned long req)
 	return r;
 }
 
+int perf_events_set_period(struct perf_events *ev, uint64_t period_ns)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < ev->nfds; i++)
+		if (ioctl(ev->fds[i], PERF_EVENT_IOC_PERIOD, &period_ns) < 0)
+			r = -1;
+	return r;
+}
+
 int perf_events_enable(struct perf_events *ev)
 {
 	return events_ioctl(ev, PERF_EVENT_IOC_ENABLE);

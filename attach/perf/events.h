@@ -85,6 +85,13 @@ int perf_events_init(struct perf_events *ev, const struct perf_cfg *cfg);
 int perf_events_enable(struct perf_events *ev);
 int perf_events_disable(struct perf_events *ev);
 
+/*
+ * Give every event a new sampling period (ns) from now on: the clock
+ * starts a fresh period at once (the current one's elapsed part is not
+ * sampled). 0, or -1 when an event refused it.
+ */
+int perf_events_set_period(struct perf_events *ev, uint64_t period_ns);
+
 /* Close every event and unmap every ring. */
 void perf_events_release(struct perf_events *ev);
 

@@ -55,6 +55,18 @@
  * 0.618, which spreads the phases evenly soonest.
  */
 #define PERIOD_STRETCH 1.0373
+/*
+ * CPU scope: after each pass over the rings the period is drawn afresh,
+ * uniform within this fraction either side of the stretched one. A
+ * cpu-clock event fires on a fixed grid, and a target woken by its own
+ * timer is woken early by ours whenever ours falls within its timer's
+ * slack (50 us by default): its loop then locks to our grid and every
+ * sample lands at one phase of it. A loop polling 400 descriptors, 1000
+ * Hz, quiet VM: its handler read -12..-8 points from its own measurement
+ * where perf record's per-thread task-clock read -4..+1. Each sample
+ * weighs its own period.
+ */
+#define PERIOD_JITTER 0.35
 #define RING_MIN (256u << 10)
 #define RING_MAX (8u << 20)
 #define SHORT_MIN_NS 1000000ull /* less unexplained CPU than this (or 0.5%) is read skew */
@@ -79,7 +91,25 @@ struct pcap {
 	uint64_t exe_ino, start_code; /* the program at the start (target_exec_id) */
 	int scaled;                /* the totals were settled against the clocks */
 	uint64_t wait_cost_ns;     /* CPU scope: one wait's CPU (waitcost.h); 0: not estimated */
+	uint64_t jitter;           /* CPU scope: xorshift64 state for the next period; 0: none */
 };
+
+/* CPU scope: a new period for the next pass (PERIOD_JITTER). */
+static void pcap_jitter(struct pcap *c)
+{
+	uint64_t x = c->jitter;
+	double u;
+
+	if (!x)
+		return;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	c->jitter = x;
+	u = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
+	perf_events_set_period(&c->ev, (uint64_t)((double)c->ev.cfg.period_ns *
+						  (1.0 - PERIOD_JITTER + 2.0 * PERIOD_JITTER * u)));
+}
 
 /* tid's name: kept from earlier, else read now, else the process's. */
 static const char *pcap_name(struct pcap *c, uint32_t tid)
@@ -421,6 +451,7 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 		labelsrc_sync(c->lab); /* after every sample about to be drained */
 		perf_events_drain(&c->ev, pcap_record, c);
 		c->st->drains++;
+		pcap_jitter(c);
 		if (sigfd >= 0 && (pfd[0].revents & POLLIN) &&
 		    read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			rep->stop_signal = (int)si.ssi_signo;
@@ -551,8 +582,10 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
 		     q->how ? q->how : "");
 	/* Measured before the events are enabled: a few ms of our own sleeps. */
-	if (a->scope != PERF_SCOPE_TASK)
+	if (a->scope != PERF_SCOPE_TASK) {
 		c.wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();
+		c.jitter = (clock_mono_ns() ^ ((uint64_t)c.pid << 32)) | 1;
+	}
 	settle_read_clocks(c.pid, &cpu0, &slices0); /* before the process clock: the live share is not overstated */
 	target_exec_id(c.pid, &c.exe_ino, &c.start_code);
 	/*

@@ -89,8 +89,18 @@ one_case two-loops-busy-1000hz 1000 2 1 0 "$tol"
 # runs: -3.3..+4.3 points in 8 runs at 100 Hz. The ptrace sampler cannot
 # see where in a call the kernel spent its CPU (README, "Known limits"):
 # -11.4..+8.8 in 6 runs, hence 20; at 1000 Hz its stops break the sleep
-# often enough that the restarted scans are a cost of their own.
-if [ "$SAMPLER" = ptrace ]; then one_case poll-400-100hz 100 1 0 400 20; else one_case poll-400-100hz 100 1 0 400 "$tol"; fi
+# often enough that the restarted scans are a cost of their own (14-17
+# points low), so that case is perf's alone. There, before each pass drew
+# a new period (attach/source/perf.c, PERIOD_JITTER), the loop's timer
+# locked to the fixed grid of CPU-wide events on a quiet VM: -12..-3;
+# with it -2.2..+1.1 in 9 runs.
+if [ "$SAMPLER" = ptrace ]; then
+	one_case poll-400-100hz 100 1 0 400 20
+	echo "poll-400-1000hz: not run with ptrace (its stops restart the poll: README, Known limits)"
+else
+	one_case poll-400-100hz 100 1 0 400 "$tol"
+	one_case poll-400-1000hz 1000 1 0 400 "$tol"
+fi
 
 # Per-thread events, user mode only: an unprivileged user at
 # perf_event_paranoid 2. The kernel drops every sample that lands in
