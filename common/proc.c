@@ -62,6 +62,19 @@ ssize_t proc_pread_line(int fd, char *buf, size_t cap)
 	return proc_pread(fd, buf, cap);
 }
 
+int proc_schedstat(const char *line, uint64_t *cpu_ns, uint64_t *slices)
+{
+	char *end;
+
+	errno = 0;
+	*cpu_ns = strtoull(line, &end, 10);
+	if (end == line || errno)
+		return -1;
+	strtoull(end, &end, 10);
+	*slices = strtoull(end, NULL, 10);
+	return 0;
+}
+
 int proc_stat_times(const char *stat, uint64_t *utime, uint64_t *stime)
 {
 	const char *q = strrchr(stat, ')');

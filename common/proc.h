@@ -43,6 +43,13 @@ ssize_t proc_pread_line(int fd, char *buf, size_t cap);
 int proc_stat_times(const char *stat, uint64_t *utime, uint64_t *stime);
 
 /*
+ * A schedstat line, "CPU_NS RUNQUEUE_NS SLICES": the task's CPU clock and
+ * the times it was put on a CPU (0 when the line stops short of it). 0,
+ * or -1 when the line does not start with a number.
+ */
+int proc_schedstat(const char *line, uint64_t *cpu_ns, uint64_t *slices);
+
+/*
  * The signals that ask cprof-attach to stop early (SIGINT, SIGTERM,
  * SIGHUP), as a set; with_child adds SIGCHLD. Every thread blocks them and
  * reads them from a signalfd.

@@ -158,7 +158,7 @@ void *sampler_main(void *arg)
 	r->start_real_ns = clock_real_ns();
 	r->start_mono_ns = clock_mono_ns();
 	moved_init(&sm->mv, c->pid, c->policy->cold_slack_ns);
-	/* Measured before attaching: a few ms of sleeps, once per process. */
+	/* Measured before attaching: a few ms of futex wakes, once per process. */
 	if (c->policy->flags & POLICY_WAITS)
 		r->wait_cost_ns = sm->mv.wait_cost_ns = waitcost_ns();
 	/*

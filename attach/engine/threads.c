@@ -185,18 +185,13 @@ static int open_file(struct threads *ts, struct thread *t, int *fd, const char *
 int thread_read_cpu(struct threads *ts, struct thread *t, uint64_t *ns)
 {
 	char buf[128];
-	char *end;
+	uint64_t slices;
 
 	if (open_file(ts, t, &t->fd_schedstat, "schedstat") < 0 ||
-	    proc_pread_line(t->fd_schedstat, buf, sizeof(buf)) <= 0)
+	    proc_pread_line(t->fd_schedstat, buf, sizeof(buf)) <= 0 ||
+	    proc_schedstat(buf, ns, &slices) < 0)
 		return -1;
-	errno = 0;
-	*ns = strtoull(buf, &end, 10);
-	if (end == buf || errno)
-		return -1;
-	/* "CPU_NS RUNQUEUE_NS SLICES": a slice begins each time it is put on a CPU. */
-	strtoull(end, &end, 10);
-	t->slices = strtoull(end, NULL, 10);
+	t->slices = slices; /* a slice begins each time it is put on a CPU */
 	return 0;
 }
 

@@ -581,7 +581,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		note("profiling %d (%s): %s for %.3gs at %.0f Hz%s%s", (int)c.pid, c.comm, q->what,
 		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
 		     q->how ? q->how : "");
-	/* Measured before the events are enabled: a few ms of our own sleeps. */
+	/* Measured before the events are enabled: a few ms of futex wakes (waitcost.h). */
 	if (a->scope != PERF_SCOPE_TASK) {
 		c.wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();
 		c.jitter = (clock_mono_ns() ^ ((uint64_t)c.pid << 32)) | 1;

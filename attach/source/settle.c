@@ -46,16 +46,16 @@ uint64_t settle_weight(const struct settle *st, uint32_t tid)
 	return w;
 }
 
-/* schedstat's "CPU_NS RUNQUEUE_NS SLICES" into m and slices (unless NULL). */
+/* A schedstat line's clock into m and slices (unless NULL). */
 static void put_schedstat(const char *buf, uint64_t tid, struct u64map *m, struct u64map *slices)
 {
-	char *end;
+	uint64_t cpu, n;
 
-	u64map_put(m, tid, strtoull(buf, &end, 10));
-	if (slices) {
-		strtoull(end, &end, 10);
-		u64map_put(slices, tid, strtoull(end, NULL, 10));
-	}
+	if (proc_schedstat(buf, &cpu, &n) < 0)
+		return;
+	u64map_put(m, tid, cpu);
+	if (slices)
+		u64map_put(slices, tid, n);
 }
 
 /*

@@ -10,7 +10,8 @@
  * thread's CPU its waits stand for (never more than it used, nothing
  * without a measured cost) and the measurement itself (once, the same
  * value after, in a sane range); proc_stat_times() on a stat line whose
- * comm holds spaces and parentheses, and on lines cut short.
+ * comm holds spaces and parentheses, and on lines cut short; likewise
+ * proc_schedstat().
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -229,6 +230,21 @@ static void test_proc_stat_times(void **state)
 	assert_int_equal(proc_stat_times("", &ut, &st), -1);
 }
 
+static void test_proc_schedstat(void **state)
+{
+	uint64_t cpu = 1, n = 1;
+
+	(void)state;
+	assert_int_equal(proc_schedstat("123456 789 42\n", &cpu, &n), 0);
+	assert_int_equal(cpu, 123456);
+	assert_int_equal(n, 42);
+	assert_int_equal(proc_schedstat("99", &cpu, &n), 0); /* cut short: no slices */
+	assert_int_equal(cpu, 99);
+	assert_int_equal(n, 0);
+	assert_int_equal(proc_schedstat("x 1 2", &cpu, &n), -1);
+	assert_int_equal(proc_schedstat("", &cpu, &n), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_waitcost_of),
 		cmocka_unit_test(test_waitcost_measured),
 		cmocka_unit_test(test_proc_stat_times),
+		cmocka_unit_test(test_proc_schedstat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
