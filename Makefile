@@ -260,6 +260,7 @@ check-unit: $(UNIT_BIN)
 
 check-e2e: tests
 	CPROF_BUILD=$(CURDIR)/$(B) CPROF_SANITIZED=$(if $(SANITIZE),1,0) tests/e2e/run
+	CPROF_BUILD=$(CURDIR)/$(B) CPROF_SANITIZED=$(if $(SANITIZE),1,0) tests/hostile/run
 
 # libFuzzer harnesses, built with clang and ASan+UBSan against the parsers
 # of untrusted input; each runs FUZZ_SECONDS from its corpus in tests/fuzz.
