@@ -73,7 +73,8 @@ bounded() {
 	RC=$?
 	t1=$(date +%s.%N)
 	SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-	RSS_MIB=$(( $(tail -1 "$WORK/$name.time" 2>/dev/null || echo 0) / 1024 ))
+	RSS_KIB=$(tail -1 "$WORK/$name.time" 2>/dev/null | grep -x "[0-9]*")
+	RSS_MIB=$(( ${RSS_KIB:-0} / 1024 ))
 	echo "   $name: exit $RC, ${SECS}s, peak RSS ${RSS_MIB} MiB"
 	check "$name ends within ${max_s}s (${SECS}s)" awk -v s="$SECS" -v m="$max_s" 'BEGIN { exit !(s < m) }'
 	check "$name peak RSS under ${max_rss} MiB (${RSS_MIB})" test "$RSS_MIB" -lt "$max_rss"
