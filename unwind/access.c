@@ -10,6 +10,10 @@
  * .eh_frame or .debug_frame (unwind/cfitab.h).
  * libunwind's global cache keeps parsed CIEs/FDEs across samples, so the
  * steady-state cost of a frame is a table search plus a few word reads.
+ * Every accessor first spends one call of the walk's budget
+ * (unwinder_int.h): libunwind fetches each byte of a CFI program and of a
+ * DWARF expression through access_mem, so the budget bounds them all, a
+ * DW_OP_skip back onto itself included.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,11 +64,13 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 			  int need_unwind_info, void *arg)
 {
 	struct unwinder *u = arg;
-	struct space_obj *o = space_find(u->space, ip);
+	struct space_obj *o;
 	unw_dyn_info_t di;
 	int r;
 
-	if (!o) {
+	if (unwind_spend(u) < 0)
+		return -UNW_EINVAL; /* not ENOINFO: no frame-pointer guess either */
+	if (!(o = space_find(u->space, ip))) {
 		u->ev_noobj = 1;
 		return -UNW_ENOINFO;
 	}
@@ -109,6 +115,18 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dil, void *ar
 	return -UNW_ENOINFO;
 }
 
+int unwind_spend(struct unwinder *u)
+{
+	if (u->ev_budget || u->frame_calls >= UNWIND_FRAME_CALLS ||
+	    u->stack_calls >= UNWIND_STACK_CALLS) {
+		u->ev_budget = 1;
+		return -1;
+	}
+	u->frame_calls++;
+	u->stack_calls++;
+	return 0;
+}
+
 /* The copied region holding the 8 bytes at addr, or -1. */
 int unwind_region_of(const struct thread_image *t, uint64_t addr)
 {
@@ -140,6 +158,8 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 	(void)as;
 	if (write || !t)
 		return -UNW_EREADONLYREG;
+	if (unwind_spend(u) < 0)
+		return -UNW_EINVAL;
 	if ((k = unwind_region_of(t, addr)) >= 0) {
 		r = &t->stack[k];
 		memcpy(val, r->bytes + (addr - r->addr), sizeof(*val));
@@ -168,6 +188,8 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, in
 	(void)as;
 	if (write)
 		return -UNW_EREADONLYREG;
+	if (unwind_spend(u) < 0)
+		return -UNW_EINVAL;
 	if (reg < 0 || reg >= DWARF_NREGS || !(r->valid & (1u << reg))) {
 		if (!u->ev_reg)
 			u->ev_reg = reg + 1;

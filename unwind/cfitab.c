@@ -6,7 +6,8 @@
  * are sorted once and made relative to the lowest start. For .debug_frame
  * the pass also writes the converted records. A reader (struct rd) never
  * moves past the end of its record: a read that would sets rd.bad, and the
- * record is skipped.
+ * record is skipped. What the tables hold is counted process-wide against
+ * one cap (cfitab.h), atomically, since every capture's space builds them.
  */
 #include <elf.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <zlib.h>
 
 #include "common/buf.h"
+#include "common/err.h"
 #include "unwind/cfitab.h"
 #include "unwind/elfimg.h"
 
@@ -29,6 +31,59 @@
 #define DW_EH_PE_sdata8 0x0c
 #define DW_EH_PE_pcrel 0x10
 #define CFI_AUG_MAX 16 /* augmentation string bytes looked at */
+
+/* Bytes all tables hold, the cap on them (0: CFITAB_MAX_TOTAL), whether it was noted. */
+static size_t held_total, total_cap;
+static int total_noted;
+
+static size_t total_limit(void)
+{
+	size_t c = __atomic_load_n(&total_cap, __ATOMIC_RELAXED);
+
+	return c ? c : CFITAB_MAX_TOTAL;
+}
+
+/* Bytes that may still be held. */
+static size_t total_room(void)
+{
+	size_t cur = __atomic_load_n(&held_total, __ATOMIC_RELAXED), lim = total_limit();
+
+	return cur < lim ? lim - cur : 0;
+}
+
+/* Count n more bytes held; 0, or -1 (noted once) when the cap would pass. */
+static int total_hold(size_t n)
+{
+	size_t cur = __atomic_load_n(&held_total, __ATOMIC_RELAXED), lim = total_limit();
+
+	do {
+		if (cur > lim || n > lim - cur) {
+			if (!__atomic_exchange_n(&total_noted, 1, __ATOMIC_RELAXED))
+				note("the CFI tables built for objects without .eh_frame_hdr reached "
+				     "their cap of %zu MiB in all; further objects' frames stay partial",
+				     lim >> 20);
+			return -1;
+		}
+	} while (!__atomic_compare_exchange_n(&held_total, &cur, cur + n, 0, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return 0;
+}
+
+static void total_release(size_t n)
+{
+	__atomic_fetch_sub(&held_total, n, __ATOMIC_RELAXED);
+}
+
+size_t cfitab_held(void)
+{
+	return __atomic_load_n(&held_total, __ATOMIC_RELAXED);
+}
+
+void cfitab_limit_total(size_t bytes)
+{
+	__atomic_store_n(&total_cap, bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&total_noted, 0, __ATOMIC_RELAXED);
+}
 
 /* A bounded reader over sec[pos..end). */
 struct rd {
@@ -416,12 +471,14 @@ static int build(struct cfitab *t, const unsigned char *sec, size_t len, uint64_
 		 int debug)
 {
 	struct pass p = { .sec = sec, .len = len, .vaddr = vaddr, .debug = debug };
+	size_t room = total_room();
 
 	cfitab_release(t);
 	t->kind = debug ? CFITAB_DEBUG_FRAME : CFITAB_EH_FRAME;
 	t->frame_vaddr = vaddr;
 	buf_init(&p.cand, (size_t)CFITAB_MAX_FDES * sizeof(struct cand));
-	buf_init(&p.out, CFITAB_MAX_SECTION);
+	/* The converted copy is kept: never more than the total cap has room for. */
+	buf_init(&p.out, room < CFITAB_MAX_SECTION ? room : CFITAB_MAX_SECTION);
 	if (len > CFITAB_MAX_SECTION)
 		goto err;
 	pass_run(&p);
@@ -432,6 +489,9 @@ static int build(struct cfitab *t, const unsigned char *sec, size_t len, uint64_
 		t->frame_len = p.out.len;
 		p.out.data = NULL;
 	}
+	if (total_hold(t->n * sizeof(*t->ent) + t->frame_len) < 0)
+		goto err;
+	t->held = t->n * sizeof(*t->ent) + t->frame_len;
 	buf_release(&p.cand);
 	buf_release(&p.out);
 	free(p.cies);
@@ -451,6 +511,7 @@ void cfitab_init(struct cfitab *t)
 
 void cfitab_release(struct cfitab *t)
 {
+	total_release(t->held);
 	free(t->ent);
 	free(t->frame);
 	cfitab_init(t);
@@ -486,20 +547,29 @@ int cfitab_load(struct cfitab *t, const struct elf_image *img, enum cfitab_kind 
 		if (len < sizeof(ch))
 			return -1;
 		memcpy(&ch, sec, sizeof(ch));
+		/* The inflated bytes count against the total while the table is built. */
 		if (ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size == 0 ||
-		    ch.ch_size > CFITAB_MAX_SECTION || !(plain = malloc(ch.ch_size)))
+		    ch.ch_size > CFITAB_MAX_SECTION || total_hold((size_t)ch.ch_size) < 0)
 			return -1;
+		if (!(plain = malloc(ch.ch_size))) {
+			total_release((size_t)ch.ch_size);
+			return -1;
+		}
 		n = (uLongf)ch.ch_size;
 		if (uncompress(plain, &n, sec + sizeof(ch), (uLong)(len - sizeof(ch))) != Z_OK ||
 		    n != ch.ch_size) {
 			free(plain);
+			total_release((size_t)ch.ch_size);
 			return -1;
 		}
 		sec = plain;
 		len = n;
 	}
 	r = cfitab_build_debug_frame(t, sec, len);
-	free(plain);
+	if (plain) {
+		free(plain);
+		total_release(len);
+	}
 	return r;
 }
 

@@ -24,6 +24,13 @@
  *  - everything is capped: CFITAB_MAX_SECTION bytes in (after
  *    decompression), CFITAB_MAX_FDES entries, and the converted copy no
  *    larger than CFITAB_MAX_SECTION; past a cap the table keeps what it has;
+ *  - all tables of the process together hold at most CFITAB_MAX_TOTAL
+ *    bytes (entries and converted frames, and a section's inflated bytes
+ *    while its table is built), whatever the number of objects: a table
+ *    that would pass it is not built (one note), its object's frames stay
+ *    partial;
+ *  - a build reads each byte of its section a bounded number of times:
+ *    every record moves the pass forward;
  *  - ent[] is sorted by start, strictly increasing, every start - base and
  *    every FDE offset fits in an int32; FDEs of zero length are left out;
  *  - base and end are ELF virtual addresses (not biased by a load).
@@ -34,6 +41,7 @@
 #define CFITAB_MAX_SECTION (256u << 20) /* bytes of one section, decompressed */
 #define CFITAB_MAX_FDES (1u << 22)      /* 4M functions */
 #define CFITAB_MAX_CIES 65536           /* distinct CIEs per section */
+#define CFITAB_MAX_TOTAL (512u << 20)   /* bytes all tables hold together */
 
 struct elf_image;
 
@@ -58,6 +66,7 @@ struct cfitab {
 	unsigned char *frame; /* CFITAB_DEBUG_FRAME: the converted records (owned) */
 	size_t frame_len;
 	size_t skipped;       /* records skipped as malformed or unsupported */
+	size_t held;          /* bytes counted against CFITAB_MAX_TOTAL */
 };
 
 /* An empty table. */
@@ -86,6 +95,12 @@ int cfitab_build_debug_frame(struct cfitab *t, const unsigned char *sec, size_t 
  * 0 or -1 (no such section, nothing usable in it, or out of memory).
  */
 int cfitab_load(struct cfitab *t, const struct elf_image *img, enum cfitab_kind kind);
+
+/* Bytes all tables hold now (counted against CFITAB_MAX_TOTAL). */
+size_t cfitab_held(void);
+
+/* Lower the total cap (tests); 0 restores CFITAB_MAX_TOTAL. */
+void cfitab_limit_total(size_t bytes);
 
 /* The index of the entry whose range may hold ELF vaddr addr, or -1. */
 long cfitab_find(const struct cfitab *t, uint64_t addr);

@@ -130,6 +130,7 @@ static const char *const cause_names[UNWIND_NCAUSES] = {
 	[UNWIND_CAUSE_STACK_COPY] = "stack not copied",
 	[UNWIND_CAUSE_MEMORY] = "memory unreadable",
 	[UNWIND_CAUSE_BAD_FRAME] = "bad frame",
+	[UNWIND_CAUSE_BUDGET] = "unwind budget spent",
 };
 
 const char *unwind_cause_name(unsigned cause)
@@ -140,6 +141,8 @@ const char *unwind_cause_name(unsigned cause)
 /* Why the step that just failed failed, from what the accessors saw. */
 static unsigned step_cause(const struct unwinder *u)
 {
+	if (u->ev_budget)
+		return UNWIND_CAUSE_BUDGET;
 	if (u->ev_noobj)
 		return UNWIND_CAUSE_NO_OBJECT;
 	if (u->ev_noinfo)
@@ -191,8 +194,9 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 	pcs[0] = ip;
 	w->n = 1;
 	u->img = img;
+	u->frame_calls = 0;
 	if (!(img->regs.valid & (1u << DWARF_RSP)) || unw_init_remote(&c, u->as, u) < 0) {
-		w->cause = UNWIND_CAUSE_NO_REGS;
+		w->cause = u->ev_budget ? UNWIND_CAUSE_BUDGET : UNWIND_CAUSE_NO_REGS;
 		goto partial;
 	}
 	for (;;) {
@@ -201,9 +205,16 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 		sig[w->n - 1] = (uint8_t)exact;
 		unw_get_reg(&c, UNW_REG_SP, &prev_sp);
 		u->ev_noobj = u->ev_noinfo = u->ev_mem = u->ev_copy = u->ev_reg = 0;
+		u->frame_calls = 0;
+		if (u->ev_budget || ++u->stack_steps > UNWIND_STACK_STEPS) {
+			u->ev_budget = 1;
+			w->cause = UNWIND_CAUSE_BUDGET;
+			goto partial;
+		}
 		r = unw_step(&c);
 		go = go_frame(u, pcs[w->n - 1]);
-		if ((r < 0 || ((u->ev_noinfo || u->ev_noobj) && !exact)) && go != GO_ROOT) {
+		if ((r < 0 || u->ev_budget || ((u->ev_noinfo || u->ev_noobj) && !exact)) &&
+		    go != GO_ROOT) {
 			w->cause = step_cause(u);
 			if (w->cause == UNWIND_CAUSE_FRAME_POINTER) {
 				w->fp_sp = prev_sp;
@@ -214,8 +225,9 @@ static void walk(struct unwinder *u, const struct thread_image *img, uint64_t *p
 		if (go == GO_ROOT)
 			break; /* a Go stack's outermost frame */
 		if (r == 0 || unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0) {
-			if (go == GO_OTHER) {
-				w->cause = UNWIND_CAUSE_BAD_FRAME;
+			if (go == GO_OTHER || u->ev_budget) {
+				/* A failed read is no end of the stack. */
+				w->cause = u->ev_budget ? UNWIND_CAUSE_BUDGET : UNWIND_CAUSE_BAD_FRAME;
 				goto partial;
 			}
 			break; /* the outermost frame */
@@ -461,6 +473,8 @@ size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint6
 	*flags = 0;
 	memset(u->used, 0, sizeof(u->used));
 	memset(u->overran, 0, sizeof(u->overran));
+	u->ev_budget = 0;
+	u->stack_calls = u->stack_steps = 0;
 	if (max == 0 || !(img->regs.valid & (1u << DWARF_RIP)))
 		return 0;
 	walk(u, img, pcs, sig, max, &w);
@@ -470,6 +484,9 @@ size_t unwinder_unwind(struct unwinder *u, const struct thread_image *img, uint6
 		recover_stub_leaf(u, img, pcs, sig, max, &w);
 	else if (w.cause == UNWIND_CAUSE_NO_OBJECT)
 		recover_jit(u, img, pcs, sig, max, &w);
+	/* A repair that spent the budget: that is why the stack stays partial. */
+	if ((w.flags & UNWIND_PARTIAL) && u->ev_budget)
+		w.cause = UNWIND_CAUSE_BUDGET;
 	*flags = w.flags | w.cause << UNWIND_CAUSE_SHIFT;
 	return w.n;
 }

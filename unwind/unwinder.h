@@ -15,6 +15,9 @@
  *    from the interrupted sp up. A read is served by the first region that
  *    holds all of its bytes, so overlapping regions are harmless;
  *  - the walk is bounded by the caller's maximum depth and always ends;
+ *    its work is bounded whatever the CFI says: a budget of libunwind
+ *    accessor calls per frame and per stack, and of steps per stack (the
+ *    repairs' walks included), ends it partial, UNWIND_CAUSE_BUDGET;
  *  - a stack is complete only when its last frame's CFI ends the chain
  *    (the return address undefined, as clone3, _start and runtime thread
  *    entries mark it) or the return address is zero, or — Go code, whose
@@ -97,6 +100,8 @@ enum unwind_cause {
 	UNWIND_CAUSE_STACK_COPY,    /* stack bytes past the copy were needed */
 	UNWIND_CAUSE_MEMORY,        /* memory outside the stack and every object */
 	UNWIND_CAUSE_BAD_FRAME,     /* a caller below its callee, or a step libunwind refused */
+	UNWIND_CAUSE_BUDGET,        /* the walk spent its budget of steps or accessor calls
+				       (a looping CFI program or DWARF expression) */
 	UNWIND_NCAUSES
 };
 

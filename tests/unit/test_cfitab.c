@@ -3,7 +3,8 @@
  * .debug_frame built here record by record (so every entry is known), the
  * conversion of .debug_frame records into .eh_frame form (32- and 64-bit
  * DWARF, CIE versions 1 and 4), the table of this test's own executable
- * against the .eh_frame_hdr its linker wrote, malformed sections, and
+ * against the .eh_frame_hdr its linker wrote, the cap on what all tables
+ * hold together, malformed sections, and
  * 20,000 seeded random byte flips that must all return safely.
  */
 #include <fcntl.h>
@@ -234,6 +235,39 @@ static void test_debug_frame(void **state)
 	cfitab_release(&t);
 }
 
+/*
+ * What tables hold is counted process-wide; a table that would pass the
+ * total cap is not built, and the cap frees up as tables are released.
+ */
+static void test_total_cap(void **state)
+{
+	struct sec s = { .n = 0 };
+	struct cfitab a, b;
+	size_t c, before = cfitab_held();
+
+	(void)state;
+	c = dbg_cie(&s, 0);
+	dbg_fde(&s, 0, c, 0x401000, 0x10);
+	dbg_fde(&s, 0, c, 0x402000, 0x10);
+	cfitab_init(&a);
+	cfitab_init(&b);
+	assert_int_equal(cfitab_build_debug_frame(&a, s.b, s.n), 0);
+	assert_true(a.held >= a.n * sizeof(*a.ent) + a.frame_len && a.held > 0);
+	assert_int_equal(cfitab_held(), before + a.held);
+	/* Room for a but not for a second copy. */
+	cfitab_limit_total(before + a.held + a.held / 2);
+	assert_int_equal(cfitab_build_debug_frame(&b, s.b, s.n), -1);
+	assert_int_equal(b.n, 0);
+	assert_null(b.frame);
+	assert_int_equal(cfitab_held(), before + a.held);
+	cfitab_release(&a);
+	assert_int_equal(cfitab_held(), before);
+	assert_int_equal(cfitab_build_debug_frame(&b, s.b, s.n), 0);
+	cfitab_release(&b);
+	assert_int_equal(cfitab_held(), before);
+	cfitab_limit_total(0);
+}
+
 /* Sections that are not what they claim: refused or skipped, never followed. */
 static void test_malformed(void **state)
 {
@@ -357,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_eh_frame),
 		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_total_cap),
 		cmocka_unit_test(test_own_eh_frame),
 		cmocka_unit_test(test_random_flips),
 	};
