@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/err.h"
 #include "common/proc.h"
+#include "common/troot.h"
 #include "unwind/perfmap.h"
 
 struct raw {
@@ -288,16 +290,24 @@ static pid_t ns_pid(pid_t pid)
 
 int perfmap_read(struct perfmap *m, pid_t pid)
 {
-	char p[96], *buf;
+	char p[64], safe[128], *buf;
+	const char *why = NULL;
 	struct perfmap fresh;
 	size_t len = 0, cap = 1u << 16;
 	ssize_t n;
 	int fd, e;
 
-	snprintf(p, sizeof(p), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)ns_pid(pid));
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	/* In the target's root, as the target: a link there cannot reach a file it could not read. */
+	snprintf(p, sizeof(p), "/tmp/perf-%d.map", (int)ns_pid(pid));
+	fd = troot_open(pid, p, TROOT_FOLLOW, &why);
+	if (fd < 0) {
+		e = errno;
+		if (why && troot_first_time(p))
+			note("the perf map %s of process %d is %s: not read",
+			     troot_printable(p, safe, sizeof(safe)), (int)pid, why);
+		errno = e;
 		return -1;
+	}
 	buf = malloc(cap);
 	while (buf) {
 		if (len == cap) {

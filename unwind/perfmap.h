@@ -5,9 +5,10 @@
  * writes for exactly this: /tmp/perf-PID.map, one "START SIZE NAME" line
  * per function (hex START and SIZE, with or without 0x), the convention of
  * node --perf-basic-prof, LuaJIT, Java agents, .NET and Wasmtime. It is
- * read through the target's root (/proc/PID/root/tmp/perf-NSPID.map, NSPID
- * the pid inside the target's namespace), since a container's /tmp is its
- * own.
+ * read as /tmp/perf-NSPID.map inside the target's root (NSPID the pid
+ * inside the target's namespace), since a container's /tmp is its own,
+ * with the target's credentials (common/troot.h): a link there reaches no
+ * file outside its root or that it could not read itself.
  *
  * Invariants:
  *  - the file is untrusted: at most PERFMAP_MAX_BYTES are read, a line is
