@@ -59,7 +59,7 @@ static void put(const char *rel, const char *text, mode_t mode)
 
 static void lnk(const char *target, const char *rel)
 {
-	char p[600];
+	char p[700];
 
 	snprintf(p, sizeof(p), "%s/%s", top, rel);
 	assert_int_equal(symlink(target, p), 0);
