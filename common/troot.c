@@ -328,6 +328,22 @@ static int resolve(int rootfd, const char *path, unsigned flags)
 	return resolve_walk(rootfd, path, flags);
 }
 
+const char *troot_target_path(pid_t pid, const char *path)
+{
+	char p[64], r[TROOT_MAX_PATH];
+	ssize_t n;
+
+	if (pid <= 0)
+		return path;
+	snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
+	n = readlink(p, r, sizeof(r));
+	if (n <= 1 || (size_t)n >= sizeof(r) || r[0] != '/')
+		return path; /* "/": its own namespace's paths, already its view */
+	if (!strncmp(path, r, (size_t)n) && path[n] == '/')
+		return path + n;
+	return path;
+}
+
 /* Why st is not a file to read: NULL when it is a regular file. */
 static const char *type_refusal(const struct stat *st)
 {

@@ -83,6 +83,14 @@ int troot_openat(int rootfd, const struct troot_cred *c, const char *path, unsig
 int troot_open(pid_t pid, const char *path, unsigned flags, const char **why);
 
 /*
+ * path as process pid sees it, from path as /proc/PID/maps shows it to
+ * cprof: a target chrooted in cprof's own mount namespace has its files
+ * shown with its root's path in front, which is cut off (a pointer into
+ * path); any other path is returned as it is.
+ */
+const char *troot_target_path(pid_t pid, const char *path);
+
+/*
  * Reopen for reading the file that the descriptor fd refers to (an O_PATH
  * descriptor, or a /proc/PID/map_files entry opened O_PATH), when it is a
  * regular file: its type is checked on fd. An fd, or -1 with errno and *why.

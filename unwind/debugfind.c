@@ -259,6 +259,8 @@ int debugfind_open(pid_t pid, const char *path, const char *build_id,
 	int fd, z;
 
 	*how = DEBUG_NONE;
+	if (path)
+		path = troot_target_path(pid, path); /* its debug files are where it would look */
 	if (build_id && hex_ok(build_id)) {
 		snprintf(p, sizeof(p), DEBUG_ROOT "/.build-id/%.2s/%s.debug", build_id, build_id + 2);
 		fd = open_rooted(pid, p);

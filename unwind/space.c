@@ -87,7 +87,7 @@ static int open_in_target(struct space *s, const struct map_entry *e)
 		fd = troot_reopen(mf, &why);
 		close(mf);
 	} else {
-		fd = troot_open(s->pid, e->path, 0, &why);
+		fd = troot_open(s->pid, troot_target_path(s->pid, e->path), 0, &why);
 	}
 	if (fd < 0) {
 		if (why && troot_first_time(e->path))

@@ -10,7 +10,7 @@
  * may not search and a file of a group it lacks are refused, with the
  * switch of credentials and with the owner/mode check that replaces it,
  * and the thread's own credentials are back after each; the parse of a
- * status file's ids; debugfind's refusal of huge and sparse files; the
+ * status file's ids; a chrooted process's paths in its own terms; debugfind's refusal of huge and sparse files; the
  * note helpers (once per key, control characters escaped).
  */
 #include <errno.h>
@@ -475,6 +475,41 @@ static void test_crc_refusal(void **state)
 	unlink(p);
 }
 
+/* A child chrooted into the root: its maps' paths lose the root's prefix, others stay. */
+static void test_target_path(void **state)
+{
+	char p[200], q[200];
+	int pipefd[2], st;
+	pid_t c;
+
+	(void)state;
+	assert_int_equal(pipe(pipefd), 0);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		char x;
+
+		if (chroot(rootp) < 0)
+			_exit(77);
+		close(pipefd[1]);
+		(void)!read(pipefd[0], &x, 1); /* until the parent is done */
+		_exit(0);
+	}
+	close(pipefd[0]);
+	usleep(100000);
+	snprintf(p, sizeof(p), "%s/dir/up", rootp);
+	snprintf(q, sizeof(q), "%sx/file", rootp);
+	if (geteuid() == 0) {
+		assert_string_equal(troot_target_path(c, p), "/dir/up");
+		assert_string_equal(troot_target_path(c, q), q);
+		assert_string_equal(troot_target_path(c, "/usr/lib/x"), "/usr/lib/x");
+	}
+	assert_string_equal(troot_target_path(getpid(), p), p); /* our root is "/" */
+	assert_string_equal(troot_target_path(0, p), p);
+	close(pipefd[1]);
+	assert_int_equal(waitpid(c, &st, 0), c);
+}
+
 static void test_notes(void **state)
 {
 	char out[64];
@@ -500,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_may_read),
 		cmocka_unit_test(test_cred_read),
 		cmocka_unit_test(test_crc_refusal),
+		cmocka_unit_test(test_target_path),
 		cmocka_unit_test(test_notes),
 	};
 
