@@ -39,7 +39,7 @@
 /*
  * The largest file a debug link's CRC is computed over: far above any
  * debug file a distribution links (theirs are found by build ID first,
- * which needs no CRC), and about a second of one core to read.
+ * which needs no CRC), and a second or two of one core to read.
  */
 #define DEBUGFIND_CRC_MAX (2ull << 30)
 /* A file above this size whose allocated blocks are under 1/8 of it is sparse. */
