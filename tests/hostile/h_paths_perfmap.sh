@@ -69,4 +69,29 @@ check "a0-own: its code is named from its own perf map" \
 # (a2), (a3) From a root of its own, to a world-readable map outside it.
 run a2-absolute "$OUTSIDE_TEXT" --jit "$WORK/outside.map" --chroot "$AWORK/root"
 run a3-dotdot "$OUTSIDE_TEXT" --jit "../../../../../../../../../..$WORK/outside.map" --chroot "$AWORK/root"
+
+# (a4) A map of its own of 70 MiB of short lines, its code named on the
+# last: one read of its last 32 MiB and 1 Mi lines at most, never again
+# while unchanged, within 15 s for a 2 s capture, under 200 MiB.
+start_hostile a4 as_attacker unshare -Urm "$PROG" --jit /tmp/big.map --chroot "$AWORK/root"
+addr=$(awk '/^ready/ { print $3 }' "$WORK/a4.out")
+rm -f "$AWORK/root/tmp/perf-$TPID.map" # the map itself, not a link to it
+python3 -c '
+import random, sys
+random.seed(1)
+with open(sys.argv[1], "w") as f:
+    n = 0
+    while n < (70 << 20):
+        s = "%x %x f%d\n" % (random.getrandbits(40) << 12, random.randint(1, 4096), n)
+        f.write(s)
+        n += len(s)
+    f.write("%s 100 jit_newest_code\n" % sys.argv[2])
+' "$AWORK/root/tmp/perf-$TPID.map" "$addr"
+bounded a4-big 15 200 -p "$TPID" -d 2s -o "$WORK/a4.pb.gz"
+check "a4-big: the capture completes (exit $RC)" [ "$RC" = 0 ]
+check "a4-big: its code is named from the map's last part" sh -c "zcat '$WORK/a4.pb.gz' | grep -aq jit_newest_code"
+check "a4-big: one note names the cap" [ "$(grep -c 'perf-.*over its cap' "$WORK/a4-big.stderr")" = 1 ] ||
+	cat "$WORK/a4-big.stderr"
+alive a4-big
+kill -9 "$TPID"
 finish
