@@ -1,12 +1,17 @@
 /*
  * debugfind.c — the local search for a separate debug file: paths built
  * from the build ID and from the object's .gnu_debuglink, each opened
- * through the target's root and then the host's, and a debug link's
- * candidate checked by the CRC-32 of its whole contents (read once, in
- * 1 MiB blocks), so that a stale debug file left from an earlier build is
- * never believed.
+ * inside the target's root with the target's credentials
+ * (common/troot.h), never on the host; a build-ID file checked by its own
+ * build ID and a debug link's candidate by the CRC-32 of its whole
+ * contents (read once per file and kept, in 1 MiB blocks, only for a file
+ * under DEBUGFIND_CRC_MAX that is not mostly holes), so that a stale debug
+ * file left from an earlier build is never believed and a huge or sparse
+ * file costs nothing.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +19,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/err.h"
+#include "common/troot.h"
 #include "unwind/debugfind.h"
 #include "unwind/elfimg.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"
 #define LINK_MAX_NAME 1024
 #define CRC_BLOCK (1u << 20)
+#define CRC_KEEP 1024
 
 const char *debug_how_name(enum debug_how how)
 {
@@ -33,27 +41,30 @@ const char *debug_how_name(enum debug_how how)
 	}
 }
 
-/* Open path (absolute, as the target sees it) in pid's root, then on the host. */
+/* A refused file, noted once per run. */
+static void refused(const char *path, const char *why)
+{
+	char safe[512];
+
+	if (why && troot_first_time(path))
+		note("debug file %s: %s, not used", troot_printable(path, safe, sizeof(safe)), why);
+}
+
+/* Open path (absolute, as the target sees it) in pid's root: a regular file that could be ELF. */
 static int open_rooted(pid_t pid, const char *path)
 {
-	char p[4200];
+	const char *why = NULL;
 	struct stat st;
-	int fd, i;
+	int fd;
 
-	for (i = 0; i < 2; i++) {
-		if (i == 0 && pid > 0)
-			snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
-		else if (i == 1)
-			snprintf(p, sizeof(p), "%s", path);
-		else
-			continue;
-		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 64)
-			return fd;
-		close(fd);
+	fd = troot_open(pid, path, TROOT_FOLLOW, &why);
+	if (fd < 0) {
+		refused(path, why);
+		return -1;
 	}
+	if (fstat(fd, &st) == 0 && st.st_size >= 64)
+		return fd;
+	close(fd);
 	return -1;
 }
 
@@ -69,16 +80,37 @@ static int hex_ok(const char *s)
 	return 1;
 }
 
+const char *debugfind_crc_refusal(const struct stat *st)
+{
+	if ((uint64_t)st->st_size > DEBUGFIND_CRC_MAX)
+		return "larger than the 2 GiB a debug link's CRC is computed over";
+	/* Holes read as zeros at no cost to whoever made them: refused. */
+	if ((uint64_t)st->st_size > DEBUGFIND_SPARSE_MIN &&
+	    (uint64_t)st->st_blocks * 512 < (uint64_t)st->st_size / 8)
+		return "a sparse file (mostly holes)";
+	return NULL;
+}
+
 int debugfind_crc(int fd, uint32_t *crc)
 {
-	unsigned char *buf = malloc(CRC_BLOCK);
+	unsigned char *buf;
 	uLong c = crc32(0L, Z_NULL, 0);
+	struct stat st;
 	off_t off = 0;
-	ssize_t n;
+	ssize_t n = 0;
 
-	if (!buf)
+	if (fstat(fd, &st) < 0)
 		return -1;
-	while ((n = pread(fd, buf, CRC_BLOCK, off)) > 0) {
+	if (debugfind_crc_refusal(&st)) {
+		errno = EFBIG;
+		return -1;
+	}
+	if (!(buf = malloc(CRC_BLOCK)))
+		return -1;
+	/* Never past the size checked: a file that grows meanwhile is cut there. */
+	while (off < st.st_size &&
+	       (n = pread(fd, buf, st.st_size - off < CRC_BLOCK ? (size_t)(st.st_size - off) : CRC_BLOCK,
+			  off)) > 0) {
 		c = crc32(c, buf, (uInt)n);
 		off += n;
 	}
@@ -86,6 +118,65 @@ int debugfind_crc(int fd, uint32_t *crc)
 	if (n < 0)
 		return -1;
 	*crc = (uint32_t)c;
+	return 0;
+}
+
+/* The CRCs computed in this run, by the file's identity: each file is read once. */
+struct crc_kept {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+	uint32_t crc;
+};
+
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct crc_kept kept[CRC_KEEP];
+static size_t nkept, kept_next;
+
+static void kept_key(const struct stat *st, struct crc_kept *k)
+{
+	k->dev = st->st_dev;
+	k->ino = st->st_ino;
+	k->size = (uint64_t)st->st_size;
+	k->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	k->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
+
+static int kept_same(const struct crc_kept *a, const struct crc_kept *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+/* The CRC of the file on fd, kept or computed; 0, or -1 with *why when refused. */
+static int crc_of(int fd, uint32_t *crc, const char **why)
+{
+	struct crc_kept k;
+	struct stat st;
+	size_t i;
+	int found = 0;
+
+	*why = NULL;
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if ((*why = debugfind_crc_refusal(&st)))
+		return -1;
+	kept_key(&st, &k);
+	pthread_mutex_lock(&kept_lock);
+	for (i = 0; i < nkept && !found; i++)
+		if (kept_same(&kept[i], &k))
+			*crc = kept[i].crc, found = 1;
+	pthread_mutex_unlock(&kept_lock);
+	if (found)
+		return 0;
+	if (debugfind_crc(fd, crc) < 0)
+		return -1;
+	k.crc = *crc;
+	pthread_mutex_lock(&kept_lock);
+	kept[kept_next] = k; /* full: the oldest goes */
+	kept_next = (kept_next + 1) % CRC_KEEP;
+	if (nkept < CRC_KEEP)
+		nkept++;
+	pthread_mutex_unlock(&kept_lock);
 	return 0;
 }
 
@@ -113,6 +204,7 @@ static int open_link(pid_t pid, const char *path, const char *name, uint32_t wan
 	char dir[4096], cand[4200];
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
+	const char *why;
 	uint32_t crc;
 	size_t dl;
 	int i, fd;
@@ -137,11 +229,22 @@ static int open_link(pid_t pid, const char *path, const char *name, uint32_t wan
 		fd = open_rooted(pid, cand);
 		if (fd < 0)
 			continue;
-		if (debugfind_crc(fd, &crc) == 0 && crc == want)
+		if (crc_of(fd, &crc, &why) == 0 && crc == want)
 			return fd;
+		refused(cand, why);
 		close(fd);
 	}
 	return -1;
+}
+
+/* Whether the ELF file on fd has GNU build ID want. */
+static int same_build_id(int fd, const char *want)
+{
+	struct elf_image *img = elf_image_open(fd);
+	int same = img && !strcmp(elf_image_build_id(img), want);
+
+	elf_image_free(img);
+	return same;
 }
 
 int debugfind_open(pid_t pid, const char *path, const char *build_id,
@@ -156,12 +259,18 @@ int debugfind_open(pid_t pid, const char *path, const char *build_id,
 	int fd, z;
 
 	*how = DEBUG_NONE;
+	if (path)
+		path = troot_target_path(pid, path); /* its debug files are where it would look */
 	if (build_id && hex_ok(build_id)) {
 		snprintf(p, sizeof(p), DEBUG_ROOT "/.build-id/%.2s/%s.debug", build_id, build_id + 2);
 		fd = open_rooted(pid, p);
-		if (fd >= 0) {
+		if (fd >= 0 && same_build_id(fd, build_id)) {
 			*how = DEBUG_BUILD_ID;
 			return fd;
+		}
+		if (fd >= 0) {
+			refused(p, "its own build ID is not the object's");
+			close(fd);
 		}
 	}
 	if (img && path && elf_image_section(img, ".gnu_debuglink", &sec, &len, &vaddr, &z) == 0 &&

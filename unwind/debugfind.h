@@ -11,20 +11,39 @@
  *      object's directory; a candidate counts only when its CRC-32 equals
  *      the one the link holds.
  *
- * Each path is tried inside the target's mount namespace first
- * (/proc/PID/root/PATH: a process in a container has its debug files in
- * its own image), then on the host. MiniDebugInfo and debuginfod are the
- * callers' later steps (unwind/minidebug.h, unwind/debuginfo.h).
+ * Each path is resolved inside the target's root with the target's
+ * credentials (common/troot.h: a process in a container has its debug
+ * files in its own image, and a path it names cannot lead out of it),
+ * never on the host. MiniDebugInfo and debuginfod are the callers' later
+ * steps (unwind/minidebug.h, unwind/debuginfo.h).
  *
  * Invariants:
  *  - the object and every candidate are untrusted: the link's name must
  *    end in a NUL inside its section and hold no '/', a build ID must be
  *    hex of a sane length, a candidate must be a regular ELF file;
- *  - nothing is cached here and nothing is left open but the returned fd.
+ *  - a file found by build ID is used only when its own build ID is the
+ *    object's; a debug link's candidate only when its CRC-32 is the one
+ *    the link holds, computed only for a file of at most DEBUGFIND_CRC_MAX
+ *    bytes that is not mostly holes (DEBUGFIND_SPARSE_MIN);
+ *  - a candidate refused for its type, its owner's rights, its build ID,
+ *    its size or its holes gets one note per file per run;
+ *  - a CRC is kept by the file's identity (device, inode, size, mtime,
+ *    ctime; at most 1024): a file is read once per run; nothing else is
+ *    kept and nothing is left open but the returned fd.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+
+/*
+ * The largest file a debug link's CRC is computed over: far above any
+ * debug file a distribution links (theirs are found by build ID first,
+ * which needs no CRC), and a second or two of one core to read.
+ */
+#define DEBUGFIND_CRC_MAX (2ull << 30)
+/* A file above this size whose allocated blocks are under 1/8 of it is sparse. */
+#define DEBUGFIND_SPARSE_MIN (64ull << 20)
 
 struct elf_image;
 
@@ -50,8 +69,14 @@ const char *debug_how_name(enum debug_how how);
 int debugfind_open(pid_t pid, const char *path, const char *build_id,
 		   const struct elf_image *img, enum debug_how *how);
 
-/* The CRC-32 (zlib's, as .gnu_debuglink uses) of the whole file on fd. 0 or -1. */
+/*
+ * The CRC-32 (zlib's, as .gnu_debuglink uses) of the whole file on fd. 0,
+ * or -1 (EFBIG: refused by debugfind_crc_refusal()).
+ */
 int debugfind_crc(int fd, uint32_t *crc);
+
+/* Why a file of stat st is too costly to compute a CRC over, or NULL. */
+const char *debugfind_crc_refusal(const struct stat *st);
 
 /*
  * The name and CRC a .gnu_debuglink section holds: sec[0..len) is the

@@ -16,6 +16,7 @@
 #include "common/array.h"
 #include "common/err.h"
 #include "common/proc.h"
+#include "common/troot.h"
 #include "unwind/debuginfo.h"
 #include "unwind/debuginfodapi.h"
 #include "unwind/dwlines.h"
@@ -134,6 +135,21 @@ static int has_section(const struct elf_image *img, const char *name)
 	return img && elf_image_section(img, name, &p, &n, &vaddr, &z) == 0 && n > 0;
 }
 
+/*
+ * Whether the file a server sent for build_id has that build ID: a file
+ * found by build ID is believed only then, as a local one (unwind/debugfind.h).
+ */
+static int same_build_id(int fd, const char *build_id)
+{
+	struct elf_image *img = elf_image_open(fd);
+	int same = img && !strcmp(elf_image_build_id(img), build_id);
+
+	elf_image_free(img);
+	if (!same && troot_first_time(build_id))
+		note("debuginfod's file for build ID %.80s has another build ID: not used", build_id);
+	return same;
+}
+
 /* Search the way the header says. */
 static struct dwlines *lookup(struct debuginfo *d, const struct debuginfo_req *q,
 			      enum debug_how *how)
@@ -149,7 +165,11 @@ static struct dwlines *lookup(struct debuginfo *d, const struct debuginfo_req *q
 	fd = debugfind_open(q->pid, q->path, q->build_id, q->img, how);
 	if (fd >= 0 && (l = dwlines_open(fd)))
 		return l;
-	if ((fd = net_fetch(d, q->build_id)) >= 0 && (l = dwlines_open(fd))) {
+	if ((fd = net_fetch(d, q->build_id)) >= 0 && !same_build_id(fd, q->build_id)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd >= 0 && (l = dwlines_open(fd))) {
 		*how = DEBUG_DEBUGINFOD;
 		return l;
 	}

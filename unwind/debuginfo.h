@@ -21,6 +21,8 @@
  *    and the first query that fails for any reason but "not there" turns
  *    debuginfod off for the rest of the run with one note naming the
  *    server and the cause;
+ *  - a file the server sends is used only when its own build ID is the
+ *    one asked for (one note otherwise), as a local one by build ID;
  *  - at most DEBUGINFO_MAX_OBJECTS objects are kept; past it lookups give
  *    no lines (and never evict one in use);
  *  - not thread-safe: the thread that writes profiles uses it.

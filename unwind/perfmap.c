@@ -9,10 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/err.h"
 #include "common/proc.h"
+#include "common/troot.h"
 #include "unwind/perfmap.h"
 
 struct raw {
@@ -233,14 +236,18 @@ int perfmap_parse(struct perfmap *m, const char *text, size_t len)
 	int r;
 
 	perfmap_release(m);
-	if (len > PERFMAP_MAX_BYTES)
+	if (len > PERFMAP_MAX_BYTES) {
 		len = PERFMAP_MAX_BYTES;
+		m->capped = 1;
+	}
 	while (at < len) {
 		const char *nlp = memchr(text + at, '\n', len - at);
 
 		eol = nlp ? (size_t)(nlp - text) : len;
-		if (nraw >= PERFMAP_MAX_ENTRIES)
+		if (nraw >= PERFMAP_MAX_ENTRIES) {
+			m->capped = 1;
 			break;
+		}
 		g = array_grow(raw, &rawcap, nraw + 1, sizeof(*raw), PERFMAP_MAX_ENTRIES);
 		if (!g)
 			goto oom;
@@ -286,46 +293,112 @@ static pid_t ns_pid(pid_t pid)
 	return v > 0 ? (pid_t)v : pid;
 }
 
-int perfmap_read(struct perfmap *m, pid_t pid)
+/* Read at most PERFMAP_MAX_BYTES of fd from off into a new buffer; *len its length. */
+static char *read_from(int fd, off_t off, size_t *len)
 {
-	char p[96], *buf;
-	struct perfmap fresh;
-	size_t len = 0, cap = 1u << 16;
+	size_t cap = 1u << 16;
+	char *buf = malloc(cap), *g;
 	ssize_t n;
-	int fd, e;
 
-	snprintf(p, sizeof(p), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)ns_pid(pid));
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	buf = malloc(cap);
+	*len = 0;
 	while (buf) {
-		if (len == cap) {
-			char *g = cap >= PERFMAP_MAX_BYTES ? NULL : realloc(buf, cap * 2);
-
+		if (*len == cap) {
+			g = cap >= PERFMAP_MAX_BYTES ? NULL : realloc(buf, cap * 2);
 			if (!g)
 				break; /* the cap: parse what was read */
 			buf = g;
 			cap *= 2;
 		}
-		n = read(fd, buf + len, cap - len);
+		n = pread(fd, buf + *len, cap - *len, off + (off_t)*len);
 		if (n <= 0)
 			break;
-		len += (size_t)n;
+		*len += (size_t)n;
 	}
+	return buf;
+}
+
+/* Where the last max lines of text[0..len) start (0: it has no more). */
+static size_t last_lines(const char *text, size_t len, size_t max)
+{
+	size_t end = len, lines = 0;
+	const char *nl;
+
+	if (len && text[len - 1] == '\n')
+		end--; /* the last line's own newline */
+	while ((nl = memrchr(text, '\n', end))) {
+		if (++lines == max)
+			return (size_t)(nl - text) + 1;
+		end = (size_t)(nl - text);
+	}
+	return 0;
+}
+
+int perfmap_read(struct perfmap *m, pid_t pid)
+{
+	char p[64], safe[128], *buf, *nl;
+	const char *why = NULL;
+	struct perfmap fresh;
+	struct stat st;
+	uint64_t t0 = clock_mono_ns();
+	size_t len = 0, skip = 0, cut;
+	off_t off = 0;
+	int fd, e;
+
+	if (t0 < m->next_ns)
+		return 0; /* the last read's cost is not paid back yet: keep what it gave */
+	/* In the target's root, as the target: a link there cannot reach a file it could not read. */
+	snprintf(p, sizeof(p), "/tmp/perf-%d.map", (int)ns_pid(pid));
+	fd = troot_open(pid, p, TROOT_FOLLOW, &why);
+	if (fd < 0) {
+		e = errno;
+		if (why && troot_first_time(p))
+			note("the perf map %s of process %d is %s: not read",
+			     troot_printable(p, safe, sizeof(safe)), (int)pid, why);
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (m->read_once && m->ino == (uint64_t)st.st_ino && m->size == (uint64_t)st.st_size &&
+	    m->mtime_ns == (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) {
+		close(fd);
+		return 0; /* unchanged since it was parsed */
+	}
+	/* Over the cap: its last part, where a JIT appends the code it made last. */
+	if ((uint64_t)st.st_size > PERFMAP_MAX_BYTES)
+		off = st.st_size - (off_t)PERFMAP_MAX_BYTES;
+	buf = read_from(fd, off, &len);
 	e = errno;
 	close(fd);
 	if (!buf) {
 		errno = ENOMEM;
 		return -1;
 	}
+	if (off > 0 && (nl = memchr(buf, '\n', len)))
+		skip = (size_t)(nl - buf) + 1; /* the first line is cut */
+	cut = last_lines(buf + skip, len - skip, PERFMAP_MAX_ENTRIES);
+	skip += cut;
 	perfmap_init(&fresh);
-	if (perfmap_parse(&fresh, buf, len) < 0) {
+	if (perfmap_parse(&fresh, buf + skip, len - skip) < 0) {
 		free(buf);
 		errno = e ? e : ENOMEM;
 		return -1;
 	}
 	free(buf);
+	fresh.capped |= off > 0 || cut > 0;
+	fresh.read_once = 1;
+	fresh.ino = (uint64_t)st.st_ino;
+	fresh.size = (uint64_t)st.st_size;
+	fresh.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	fresh.next_ns = clock_mono_ns() + PERFMAP_BACKOFF * (clock_mono_ns() - t0);
+	if (fresh.capped && troot_first_time(p))
+		note("the perf map %s of process %d is over its cap (%u MiB, %u entries): "
+		     "code named from its last part only", troot_printable(p, safe, sizeof(safe)),
+		     (int)pid, PERFMAP_MAX_BYTES >> 20, PERFMAP_MAX_ENTRIES);
 	perfmap_release(m);
 	*m = fresh;
 	return 0;

@@ -5,30 +5,41 @@
  * writes for exactly this: /tmp/perf-PID.map, one "START SIZE NAME" line
  * per function (hex START and SIZE, with or without 0x), the convention of
  * node --perf-basic-prof, LuaJIT, Java agents, .NET and Wasmtime. It is
- * read through the target's root (/proc/PID/root/tmp/perf-NSPID.map, NSPID
- * the pid inside the target's namespace), since a container's /tmp is its
- * own.
+ * read as /tmp/perf-NSPID.map inside the target's root (NSPID the pid
+ * inside the target's namespace), since a container's /tmp is its own,
+ * with the target's credentials (common/troot.h): a link there reaches no
+ * file outside its root or that it could not read itself.
  *
  * Invariants:
- *  - the file is untrusted: at most PERFMAP_MAX_BYTES are read, a line is
- *    at most PERFMAP_MAX_LINE bytes, a malformed line (bad number, zero
- *    size, a range that wraps, no name) is skipped and counted, names are
- *    cut at PERFMAP_MAX_NAME bytes and lose control characters, and at most
- *    PERFMAP_MAX_ENTRIES entries are kept;
+ *  - the file is untrusted: at most PERFMAP_MAX_BYTES are read (the last
+ *    ones: a JIT appends), a line is at most PERFMAP_MAX_LINE bytes, a
+ *    malformed line (bad number, zero size, a range that wraps, no name)
+ *    is skipped and counted, names are cut at PERFMAP_MAX_NAME bytes and
+ *    lose control characters, and at most PERFMAP_MAX_ENTRIES entries are
+ *    kept;
  *  - a later line for an overlapping range wins (a JIT reuses freed code
  *    memory and appends the new function): the entries are sorted by start
  *    and disjoint, every byte named by the last line that covers it (an
  *    earlier range keeps the parts no later one covers);
- *  - names live in the table's own block and stay valid until release.
+ *  - names live in the table's own block and stay valid until release;
+ *  - reading it costs at most about 1/(1+PERFMAP_BACKOFF) of the time:
+ *    after a read that took T the next waits PERFMAP_BACKOFF x T, and an
+ *    unchanged file is not parsed again.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PERFMAP_MAX_BYTES (64u << 20)
+/*
+ * One read parses at most this much (about a second of one core): the
+ * newest functions of a large map, one entry per JIT-compiled function.
+ */
+#define PERFMAP_MAX_BYTES (32u << 20)
 #define PERFMAP_MAX_LINE 8192
 #define PERFMAP_MAX_NAME 1024
-#define PERFMAP_MAX_ENTRIES (1u << 22)
+#define PERFMAP_MAX_ENTRIES (1u << 20)
+/* After a read that took T, the next one waits PERFMAP_BACKOFF x T: at most 1/(1+B) of the time. */
+#define PERFMAP_BACKOFF 9
 
 struct perfmap_entry {
 	uint64_t start, end; /* [start, end) */
@@ -41,6 +52,12 @@ struct perfmap {
 	char *names;
 	size_t names_len;
 	size_t skipped; /* malformed lines of the last parse */
+	int capped;     /* a cap cut the last parse (or read) short */
+	/* perfmap_read()'s: the file last parsed, and when it may be read again. */
+	int read_once;
+	uint64_t ino, size;
+	int64_t mtime_ns;
+	uint64_t next_ns;
 };
 
 /* An empty table. */
@@ -54,7 +71,11 @@ int perfmap_parse(struct perfmap *m, const char *text, size_t len);
 
 /*
  * Read process pid's perf map. 0, or -1 with errno (ENOENT: the process
- * writes none). m keeps its old entries on failure.
+ * writes none). m keeps its old entries on failure, and when the file is
+ * unchanged since it was parsed (inode, size, mtime), or when the last
+ * read's cost is not yet paid back (PERFMAP_BACKOFF). Of a file over
+ * PERFMAP_MAX_BYTES or PERFMAP_MAX_ENTRIES lines its last part is parsed
+ * (a cut first line skipped), and a cap hit gives one note per run.
  */
 int perfmap_read(struct perfmap *m, pid_t pid);
 

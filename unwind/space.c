@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/err.h"
 #include "common/proc.h"
+#include "common/troot.h"
 #include "common/vmread.h"
 #include "unwind/cfitab.h"
 #include "unwind/debugfind.h"
@@ -64,26 +66,35 @@ static uint64_t entry_dev(const struct map_entry *e)
 	return (uint64_t)e->dev_major << 32 | e->dev_minor;
 }
 
+/*
+ * Open the file a mapping of the target maps, read-only: through
+ * /proc/PID/map_files first (the target itself holds that mapping: the
+ * very file, even deleted), else by its path inside the target's root
+ * with the target's credentials (common/troot.h), never on the host. Only
+ * a regular file whose inode is still the mapped one.
+ */
 static int open_in_target(struct space *s, const struct map_entry *e)
 {
-	char p[MAPS_MAX_PATH + 64];
+	char p[96], safe[512];
+	const char *why = NULL;
 	struct stat st;
-	int fd;
+	int fd, mf;
 
 	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)s->pid,
 		 (unsigned long long)e->start, (unsigned long long)e->end);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	/* map_files needs CAP_SYS_ADMIN; go through the target's root. */
-	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)s->pid, e->path);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && e->deleted)
+	mf = open(p, O_PATH | O_CLOEXEC); /* needs CAP_SYS_ADMIN */
+	if (mf >= 0) {
+		fd = troot_reopen(mf, &why);
+		close(mf);
+	} else {
+		fd = troot_open(s->pid, troot_target_path(s->pid, e->path), 0, &why);
+	}
+	if (fd < 0) {
+		if (why && troot_first_time(e->path))
+			note("%s of process %d is %s: not read, its frames stay unnamed",
+			     troot_printable(e->path, safe, sizeof(safe)), (int)s->pid, why);
 		return -1;
-	if (fd < 0)
-		fd = open(e->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
+	}
 	if (fstat(fd, &st) < 0 || (uint64_t)st.st_ino != e->inode) {
 		close(fd); /* replaced on disk: its symbols would lie */
 		return -1;

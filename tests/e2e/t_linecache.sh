@@ -40,7 +40,8 @@ cached() { sed -n 's/.* (\([0-9]*\) from the line cache, .*/\1/p' "$1.err"; }
 dwarf() { sed -n 's/.*, \([0-9]*\) looked up in DWARF).*/\1/p' "$1.err"; }
 # frames OUT: the dump without its first line (the time).
 frames() { tail -n +2 "$1"; }
-# debug_opens TRACE: successful opens of lines-link.debug in an strace log.
+# debug_opens TRACE: successful opens of lines-link.debug in an strace log
+# (openat2: cprof resolves it inside the target's root, common/troot.h).
 debug_opens() { grep 'lines-link\.debug"' "$1" | grep -vc ' = -1 '; }
 has_nap() { grep -qE " nap \(inlined\) at lines.c:$NAP \(lines-link\)$" "$1"; }
 
@@ -67,9 +68,9 @@ check "the dump is byte-identical to the first snapshot's ($(grep -c '#' "$WORK/
 if command -v strace >/dev/null; then
 	# LeakSanitizer cannot run under a tracer (the sanitizer pass).
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-	strace -f -qq -e trace=openat -o "$WORK/cold.trace" \
+	strace -f -qq -e trace=openat,openat2 -o "$WORK/cold.trace" \
 		"$ATTACH" -p "$TPID" -t threads -q -o /dev/null --no-line-cache
-	strace -f -qq -e trace=openat -o "$WORK/warm.trace" \
+	strace -f -qq -e trace=openat,openat2 -o "$WORK/warm.trace" \
 		"$ATTACH" -p "$TPID" -t threads -q -o /dev/null
 	cold=$(debug_opens "$WORK/cold.trace")
 	warm=$(debug_opens "$WORK/warm.trace")
