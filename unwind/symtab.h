@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SYMTAB_MAX_SYMBOLS (1u << 24) /* 16M functions; more is not a real file */
+#define SYMTAB_MAX_SYMBOLS (1u << 22) /* 4M functions: several times the largest real program */
 #define SYMTAB_WALK 64                /* entries a lookup walks back for an enclosing symbol */
 
 struct Elf; /* libelf's Elf */
@@ -44,6 +44,7 @@ struct symtab {
 	struct symtab_sym *syms; /* the details of starts[i], same index */
 	char *names;             /* one block of the names cut at '@', or NULL */
 	size_t n;
+	int capped; /* the file had more than SYMTAB_MAX_SYMBOLS function symbols */
 };
 
 /* Start an empty table. */
