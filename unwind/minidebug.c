@@ -5,7 +5,8 @@
  * the smaller of MINIDEBUG_MAX_OUT and what is left of
  * MINIDEBUG_MAX_TOTAL, the bytes that the decoded images of the process
  * may hold at once: each image is charged its size and gives it back when
- * it is freed. Past a limit the object keeps no MiniDebugInfo, and the
+ * it is freed. A stream whose index declares more than the limit is not
+ * decoded at all. Past a limit the object keeps no MiniDebugInfo, and the
  * caller is told which cap it hit (one note per object, the total's once).
  */
 #include <lzma.h>
@@ -21,6 +22,31 @@
 
 static _Atomic size_t minidebug_live; /* bytes held by decoded images */
 static atomic_int total_noted;
+
+/*
+ * The uncompressed size that the stream's index declares (xz ends in a
+ * footer pointing back at an index of its blocks), read without decoding;
+ * UINT64_MAX when it cannot be read. A lie is caught by the decode limit.
+ */
+static uint64_t declared_size(const unsigned char *xz, size_t len)
+{
+	lzma_stream_flags flags;
+	lzma_index *idx = NULL;
+	uint64_t memlimit = DECODER_MEMLIMIT, size;
+	size_t pos = 0;
+
+	if (len < 2 * LZMA_STREAM_HEADER_SIZE ||
+	    lzma_stream_footer_decode(&flags, xz + len - LZMA_STREAM_HEADER_SIZE) != LZMA_OK ||
+	    flags.backward_size > len - 2 * LZMA_STREAM_HEADER_SIZE)
+		return UINT64_MAX;
+	if (lzma_index_buffer_decode(&idx, &memlimit, NULL,
+				     xz + len - LZMA_STREAM_HEADER_SIZE - flags.backward_size, &pos,
+				     flags.backward_size) != LZMA_OK)
+		return UINT64_MAX;
+	size = lzma_index_uncompressed_size(idx);
+	lzma_index_end(idx, NULL);
+	return size;
+}
 
 /* Decode into at most limit bytes. *over is set when the stream is longer. */
 static struct elf_image *decode(const unsigned char *xz, size_t len, size_t limit, int *over)
@@ -80,8 +106,8 @@ struct elf_image *minidebug_open(const struct elf_image *img)
 	const unsigned char *sec;
 	struct elf_image *mini;
 	size_t len, live, limit, size;
+	uint64_t vaddr, declared;
 	const char *name;
-	uint64_t vaddr;
 	int z, over;
 
 	if (!img || elf_image_section(img, ".gnu_debugdata", &sec, &len, &vaddr, &z) < 0 || z)
@@ -91,9 +117,13 @@ struct elf_image *minidebug_open(const struct elf_image *img)
 	limit = live < MINIDEBUG_MAX_TOTAL ? MINIDEBUG_MAX_TOTAL - live : 0;
 	if (limit > MINIDEBUG_MAX_OUT)
 		limit = MINIDEBUG_MAX_OUT;
-	mini = limit ? decode(sec, len, limit, &over) : NULL;
+	/* Refuse by the declared size before decoding; the limit holds a liar to it. */
+	declared = declared_size(sec, len);
+	over = declared != UINT64_MAX && declared > limit;
+	mini = limit && !over ? decode(sec, len, limit, &over) : NULL;
 	if (!limit || (!mini && over)) {
-		if (limit == MINIDEBUG_MAX_OUT)
+		if (limit == MINIDEBUG_MAX_OUT ||
+		    (declared != UINT64_MAX && declared > MINIDEBUG_MAX_OUT))
 			note("%s: its MiniDebugInfo (.gnu_debugdata) decompresses to more than %u MiB, "
 			     "the cap per object: its static functions stay unnamed",
 			     name, MINIDEBUG_MAX_OUT >> 20);

@@ -58,7 +58,7 @@ chown "$ATTACKER_UID:$ATTACKER_GID" "$AWORK/bomb.so"
 check "the bomb is a compressed debug section" sh -c "readelf -S -W '$AWORK/bomb.so' | grep -q '\.debug_[a-z]* .* C '"
 
 start_hostile zbomb as_attacker "$TARGETS/hostile_bounds_dl" run 0 "$AWORK/bomb.so"
-bounded zbomb 20 300 -p "$TPID" -d 2s -o "$WORK/zbomb.pb.gz"
+bounded zbomb 20 300 -p "$TPID" -t wall -d 2s -o "$WORK/zbomb.pb.gz"
 check "zbomb: the capture completes (exit $RC)" test "$RC" = 0
 check "zbomb: one note names the object and the cap" \
 	sh -c "[ \$(grep -c 'bomb.so: its compressed DWARF sections inflate to 600 MiB, more than the cap of 512 MiB per object' '$WORK/zbomb.stderr') = 1 ]" ||
