@@ -481,7 +481,8 @@ int elf_image_section(const struct elf_image *img, const char *name, const unsig
 	}
 out:
 	pthread_mutex_unlock(&((struct elf_image *)img)->elf_lock);
-	return r;
+	/* The headers just read may have been the zeros of a truncated file. */
+	return elf_image_intact(img) ? r : -1;
 }
 
 /* The bytes at [vaddr, vaddr+n) if segment f holds all of them, else NULL. */
