@@ -24,8 +24,10 @@
 #include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <endian.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,7 @@
 #define MEMO_FRAMES (4u << 20) /* frames kept for them */
 #define NEST_MAX 256           /* blocks and inlined instances descended into */
 #define NAME_MAX_MSG 256       /* bytes of a file's name in messages */
+#define ALT_DIR "/usr/lib/debug/.build-id/"
 
 /* Bytes the open dwlines' inflated sections hold between them. */
 static _Atomic uint64_t inflated_live;
@@ -84,6 +87,7 @@ struct dwlines {
 	struct dwlines_frame *memo_frames;
 	size_t nmemo_frames, memo_cap;
 	struct dwfuncs *funcs; /* each unit's function ranges */
+	struct dwlines *alt;   /* the dwz file (or a stand-in) set as libdw's alt, or NULL */
 };
 
 uint64_t dwlines_inflated_size(const void *data, size_t size)
@@ -162,9 +166,98 @@ static int charge(const void *data, size_t size, const char *name, uint64_t *cha
 	return 0;
 }
 
+static struct dwlines *dwlines_from(const void *data, size_t size, const char *name, int fd,
+				    struct filefault_map *map, int is_alt);
+static struct dwlines *open_fd(int fd, int is_alt);
+
+/*
+ * A file with no DWARF but an empty line table, for libdw to take as an
+ * alt file that holds nothing: set, it stops libdw from looking for one.
+ */
+static unsigned char standin[320] __attribute__((aligned(8)));
+static size_t standin_len;
+static pthread_once_t standin_once = PTHREAD_ONCE_INIT;
+
+static void standin_build(void)
+{
+	static const char names[] = "\0.shstrtab\0.debug_line";
+	Elf64_Ehdr eh = { .e_type = ET_REL, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+			  .e_ehsize = sizeof(Elf64_Ehdr), .e_shentsize = sizeof(Elf64_Shdr),
+			  .e_shnum = 3, .e_shstrndx = 1 };
+	Elf64_Shdr sh[3];
+	size_t names_off = sizeof(eh), line_off = names_off + sizeof(names);
+
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_shoff = (line_off + 1 + 7) & ~7ul;
+	memset(sh, 0, sizeof(sh));
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB, .sh_offset = names_off,
+			      .sh_size = sizeof(names), .sh_addralign = 1 };
+	sh[2] = (Elf64_Shdr){ .sh_name = 11, .sh_type = SHT_PROGBITS, .sh_offset = line_off,
+			      .sh_size = 1, .sh_addralign = 1 };
+	memcpy(standin, &eh, sizeof(eh));
+	memcpy(standin + names_off, names, sizeof(names));
+	memcpy(standin + eh.e_shoff, sh, sizeof(sh));
+	standin_len = eh.e_shoff + sizeof(sh);
+}
+
+/*
+ * The alt file (dwz's common DWARF) of a file whose .gnu_debugaltlink
+ * names one: only by its build ID under ALT_DIR, opened with the same
+ * caps, and only when its own build ID matches. libdw would otherwise
+ * open the path the file names, as root, with no cap and no care for what
+ * it is (a FIFO there blocks for ever). NULL when it is not found.
+ */
+static struct dwlines *alt_by_build_id(const unsigned char *id, size_t n)
+{
+	char path[sizeof(ALT_DIR) + 2 + 1 + 2 * 64 + sizeof(".debug")];
+	const void *got;
+	struct dwlines *alt;
+	size_t i, k;
+	int fd;
+
+	if (n < 2 || n > 64)
+		return NULL;
+	k = (size_t)snprintf(path, sizeof(path), ALT_DIR "%02x/", id[0]);
+	for (i = 1; i < n; i++)
+		k += (size_t)snprintf(path + k, sizeof(path) - k, "%02x", id[i]);
+	snprintf(path + k, sizeof(path) - k, ".debug");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 || !(alt = open_fd(fd, 1)))
+		return NULL;
+	if (dwelf_elf_gnu_build_id(alt->elf, &got) != (ssize_t)n || memcmp(got, id, n) != 0) {
+		dwlines_free(alt);
+		return NULL;
+	}
+	return alt;
+}
+
+/* Give libdw its alt file when d's DWARF names one: the real one, or a stand-in. 0, or -1. */
+static int alt_set(struct dwlines *d, int is_alt)
+{
+	const char *altname;
+	const void *id;
+	ssize_t n = dwelf_dwarf_gnu_debugaltlink(d->dw, &altname, &id);
+
+	if (n <= 0)
+		return 0; /* none named: libdw looks for none */
+	if (!is_alt)
+		d->alt = alt_by_build_id(id, (size_t)n);
+	if (!d->alt) {
+		pthread_once(&standin_once, standin_build);
+		d->alt = dwlines_from(standin, standin_len, "", -1, NULL, 1);
+	}
+	if (!d->alt)
+		return -1;
+	dwarf_setalt(d->dw, d->alt->dw);
+	return 0;
+}
+
 /* A dwlines for the ELF data[0..size) (the map's, or the caller's), or NULL. */
 static struct dwlines *dwlines_from(const void *data, size_t size, const char *name, int fd,
-				    struct filefault_map *map)
+				    struct filefault_map *map, int is_alt)
 {
 	struct dwlines *d = NULL;
 	uint64_t charged = 0;
@@ -195,6 +288,10 @@ static struct dwlines *dwlines_from(const void *data, size_t size, const char *n
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	d->elf = elf;
 	d->dw = dw;
+	if (alt_set(d, is_alt) < 0) {
+		dwlines_free(d); /* closes fd, unmaps, gives the charge back */
+		return NULL;
+	}
 	d->funcs = dwfuncs_new(dw);
 	u64map_init(&d->joined, 1u << 20);
 	u64map_init(&d->memo, MEMO_MAX);
@@ -210,7 +307,8 @@ fail:
 	return NULL;
 }
 
-struct dwlines *dwlines_open(int fd)
+/* Take fd: map it and read its DWARF (is_alt: it is some file's alt file). */
+static struct dwlines *open_fd(int fd, int is_alt)
 {
 	struct filefault_map map;
 	char name[NAME_MAX_MSG];
@@ -225,15 +323,20 @@ struct dwlines *dwlines_open(int fd)
 	/* Writable copy-on-write: libelf rewrites the headers of sections it inflates. */
 	if (filefault_map(fd, (size_t)st.st_size, PROT_READ | PROT_WRITE, &map) < 0)
 		goto fail;
-	return dwlines_from(map.data, map.size, name[0] ? name : "a debug file", fd, &map);
+	return dwlines_from(map.data, map.size, name[0] ? name : "a debug file", fd, &map, is_alt);
 fail:
 	close(fd);
 	return NULL;
 }
 
+struct dwlines *dwlines_open(int fd)
+{
+	return open_fd(fd, 0);
+}
+
 struct dwlines *dwlines_open_mem(const void *data, size_t len)
 {
-	return dwlines_from(data, len, "an ELF file in memory", -1, NULL);
+	return dwlines_from(data, len, "an ELF file in memory", -1, NULL, 0);
 }
 
 void dwlines_free(struct dwlines *d)
@@ -244,6 +347,7 @@ void dwlines_free(struct dwlines *d)
 		return;
 	dwfuncs_free(d->funcs);
 	dwarf_end(d->dw);
+	dwlines_free(d->alt); /* set by us, so not ended by libdw */
 	elf_end(d->elf);
 	filefault_unmap(&d->map);
 	atomic_fetch_sub(&inflated_live, d->charged);
