@@ -135,7 +135,11 @@ static long symtab_collect(Elf *elf, Elf_Scn *scn, struct symtab_cand **out, int
 		t = &v[n++];
 		t->start = s.st_value;
 		t->name = strs + s.st_name;
-		t->namelen = strlen(t->name);
+		t->namelen = strnlen(t->name, SYMTAB_MAX_NAME + 1);
+		if (t->namelen > SYMTAB_MAX_NAME) {
+			n--;
+			continue;
+		}
 		t->rank = symtab_rank(GELF_ST_BIND(s.st_info));
 		for (j = 0; t->name[j] == '_'; j++)
 			;
@@ -166,7 +170,7 @@ static void symtab_unversion(struct symtab *tab)
 	for (i = 0; i < tab->n; i++)
 		if ((at = strchr(tab->syms[i].name, '@')) && at != tab->syms[i].name)
 			total += (size_t)(at - tab->syms[i].name) + 1;
-	if (!total || !(tab->names = malloc(total)))
+	if (!total || total > SYMTAB_MAX_COPIES || !(tab->names = malloc(total)))
 		return;
 	p = tab->names;
 	for (i = 0; i < tab->n; i++) {
