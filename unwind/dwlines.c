@@ -52,6 +52,7 @@
 #define NEST_MAX 256           /* blocks and inlined instances descended into */
 #define NAME_MAX_MSG 256       /* bytes of a file's name in messages */
 #define ALT_DIR "/usr/lib/debug/.build-id/"
+#define UNITS_SCAN (1u << 18)  /* compile units of one file (libdw keeps a record of each) */
 
 /* Bytes the open dwlines' inflated sections hold between them. */
 static _Atomic uint64_t inflated_live;
@@ -234,6 +235,35 @@ static struct dwlines *alt_by_build_id(const unsigned char *id, size_t n)
 	return alt;
 }
 
+/*
+ * Whether d's DWARF has skeleton units (split DWARF) or more units than
+ * UNITS_SCAN: 0 neither, else noted and -1. libdw opens a skeleton's .dwo
+ * file itself, at the path the unit names, as root, blocking and with no
+ * cap, from many of the calls made here; so such a file is not read.
+ */
+static int split_units(struct dwlines *d)
+{
+	Dwarf_CU *cu = NULL;
+	uint8_t type;
+	size_t n = 0;
+	int r;
+
+	while ((r = dwarf_get_units(d->dw, cu, &cu, NULL, &type, NULL, NULL)) == 0) {
+		if (type == DW_UT_skeleton) {
+			note("%s: split DWARF (its units name .dwo files): not read, no source "
+			     "lines for it (its frames keep their names)",
+			     d->name[0] ? d->name : "a debug file");
+			return -1;
+		}
+		if (++n > UNITS_SCAN) {
+			note("%s: more than %u compile units: not read, no source lines for it",
+			     d->name[0] ? d->name : "a debug file", UNITS_SCAN);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Give libdw its alt file when d's DWARF names one: the real one, or a stand-in. 0, or -1. */
 static int alt_set(struct dwlines *d, int is_alt)
 {
@@ -288,6 +318,10 @@ static struct dwlines *dwlines_from(const void *data, size_t size, const char *n
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	d->elf = elf;
 	d->dw = dw;
+	if (!is_alt && split_units(d) != 0) {
+		dwlines_free(d);
+		return NULL;
+	}
 	if (alt_set(d, is_alt) < 0) {
 		dwlines_free(d); /* closes fd, unmaps, gives the charge back */
 		return NULL;
