@@ -19,7 +19,10 @@
  * libelf as memory; before libdw sees it, the sizes its compressed
  * sections declare are summed and charged to a budget per object and
  * across the process, because dwarf_begin_elf() inflates every compressed
- * debug section at once into a buffer of exactly the declared size.
+ * debug section at once into a buffer of exactly the declared size. libdw
+ * is never left to open files itself: a dwz alt file is found here by
+ * build ID (or a stand-in set), and split DWARF, whose .dwo paths libdw
+ * would open, is not read.
  */
 #include <dwarf.h>
 #include <elf.h>

@@ -27,6 +27,12 @@
  *  - the file is a registered private mapping (common/filefault.h): if it
  *    is truncated while open, reads see zeros, and from then on lookups
  *    answer nothing (noted once);
+ *  - libdw opens no file of its own accord: a .gnu_debugaltlink (dwz) is
+ *    resolved only by build ID under /usr/lib/debug/.build-id, through the
+ *    same caps, and checked against the build ID (else an empty stand-in
+ *    is set, and names kept in the alt file are missing); a file with
+ *    split DWARF (skeleton units naming .dwo files) or more than 256k
+ *    units is not opened (NULL, noted);
  *  - an address is looked up in libdw once: its chain is kept (at most
  *    a million addresses), so later lookups, in later captures too, are
  *    a hash probe;
