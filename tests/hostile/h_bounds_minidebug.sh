@@ -49,7 +49,7 @@ chown "$ATTACKER_UID:$ATTACKER_GID" "${objs[@]}"
 check "the objects have no .symtab" sh -c "! readelf -S -W '$AWORK/mini1.so' | grep -q ' .symtab '"
 
 start_hostile minibomb as_attacker "$TARGETS/hostile_bounds_dl" run 0 "${objs[@]}"
-bounded minibomb 90 350 -p "$TPID" -t wall -d 2s -o "$WORK/minibomb.pb.gz"
+bounded minibomb 180 350 -p "$TPID" -t wall -d 2s -o "$WORK/minibomb.pb.gz"
 check "minibomb: the capture completes (exit $RC)" test "$RC" = 0
 check "minibomb: a note names the object past the cap per object" \
 	grep -q 'minihuge.so: its MiniDebugInfo (.gnu_debugdata) decompresses to more than 64 MiB, the cap per object' \
