@@ -31,6 +31,7 @@ struct dwfuncs {
 	struct u64map by_unit; /* unit DIE offset -> index in units + 1 */
 	struct unit *units;
 	size_t nunits, units_cap;
+	size_t nranges; /* kept in all units, at most DWFUNCS_MAX_TOTAL */
 };
 
 struct dwfuncs *dwfuncs_new(Dwarf *dw)
@@ -66,7 +67,7 @@ static int by_lo(const void *a, const void *b)
 	return x->hi > y->hi ? -1 : x->hi < y->hi; /* the wider first: the inner one wins */
 }
 
-static void add_ranges(struct unit *u, Dwarf_Die *die)
+static void add_ranges(struct dwfuncs *f, struct unit *u, Dwarf_Die *die)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t it = 0;
@@ -75,6 +76,8 @@ static void add_ranges(struct unit *u, Dwarf_Die *die)
 	while ((it = dwarf_ranges(die, it, &base, &lo, &hi)) > 0) {
 		if (hi <= lo)
 			continue;
+		if (f->nranges >= DWFUNCS_MAX_TOTAL)
+			return;
 		v = array_grow(u->v, &u->cap, u->n + 1, sizeof(*v), DWFUNCS_MAX_RANGES);
 		if (!v)
 			return;
@@ -82,6 +85,7 @@ static void add_ranges(struct unit *u, Dwarf_Die *die)
 		v[u->n].lo = lo;
 		v[u->n].hi = hi;
 		v[u->n++].die = dwarf_dieoffset(die);
+		f->nranges++;
 	}
 }
 
@@ -92,7 +96,7 @@ static int holds_functions(int tag)
 	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_module;
 }
 
-static void unit_build(struct unit *u, Dwarf_Die *cu)
+static void unit_build(struct dwfuncs *f, struct unit *u, Dwarf_Die *cu)
 {
 	Dwarf_Die stack[DWFUNCS_MAX_DEPTH], child;
 	size_t depth = 0, visited = 0;
@@ -105,7 +109,7 @@ static void unit_build(struct unit *u, Dwarf_Die *cu)
 		int tag = dwarf_tag(d);
 
 		if (tag == DW_TAG_subprogram)
-			add_ranges(u, d);
+			add_ranges(f, u, d);
 		if (holds_functions(tag) && depth < DWFUNCS_MAX_DEPTH && dwarf_child(d, &child) == 0) {
 			/* Into it; its sibling is taken when its children are done. */
 			stack[depth++] = child;
@@ -133,7 +137,7 @@ static struct unit *unit_of(struct dwfuncs *f, Dwarf_Die *cu)
 	u = &f->units[f->nunits];
 	u->v = NULL;
 	u->n = u->cap = 0;
-	unit_build(u, cu);
+	unit_build(f, u, cu);
 	if (u64map_put(&f->by_unit, off, f->nunits + 1) < 0) {
 		free(u->v);
 		return NULL;

@@ -11,8 +11,10 @@
  * Invariants:
  *  - the DWARF is untrusted: a unit's walk visits at most DWFUNCS_MAX_DIES
  *    DIEs and nests at most DWFUNCS_MAX_DEPTH deep, at most
- *    DWFUNCS_MAX_RANGES ranges are kept per unit; past a cap the table
- *    keeps what it has;
+ *    DWFUNCS_MAX_RANGES ranges are kept per unit and DWFUNCS_MAX_TOTAL
+ *    across the units of a file (tables are built for the units that
+ *    sampled addresses fall in, which a hostile file can make many); past
+ *    a cap the table keeps what it has;
  *  - functions are found at the unit's top level and inside namespaces,
  *    classes, structures, unions and modules (where C++ and Fortran
  *    define them), not inside other functions (a caller falls back to
@@ -28,6 +30,7 @@
 #define DWFUNCS_MAX_DIES (16u << 20)   /* DIEs visited in one unit */
 #define DWFUNCS_MAX_DEPTH 64           /* nesting of namespaces and classes */
 #define DWFUNCS_MAX_RANGES (4u << 20)  /* function ranges of one unit */
+#define DWFUNCS_MAX_TOTAL (16u << 20)  /* function ranges of all the units of one file */
 
 struct dwfuncs;
 

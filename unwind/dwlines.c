@@ -14,19 +14,38 @@
  * the line table's row for the address. File names relative to the
  * unit's compilation directory are made absolute once and kept, and
  * every chain looked up is kept too (the next capture of a series asks
- * for mostly the same addresses).
+ * for mostly the same addresses). The file is mapped through
+ * common/filefault.h (a truncation gives zeros, not SIGBUS) and handed to
+ * libelf as memory; before libdw sees it, the sizes its compressed
+ * sections declare are summed and charged to a budget per object and
+ * across the process, because dwarf_begin_elf() inflates every compressed
+ * debug section at once into a buffer of exactly the declared size. libdw
+ * is never left to open files itself: a dwz alt file is found here by
+ * build ID (or a stand-in set), and split DWARF, whose .dwo paths libdw
+ * would open, is not read.
  */
 #include <dwarf.h>
+#include <elf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <endian.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/err.h"
+#include "common/filefault.h"
 #include "common/u64map.h"
 #include "unwind/dwfuncs.h"
 #include "unwind/dwlines.h"
+#include "unwind/elfimg.h"
 
 #define CU_MAX (1u << 20)      /* compile units in the fallback table */
 #define RANGES_PER_CU 4096     /* ranges read from one unit */
@@ -34,6 +53,13 @@
 #define MEMO_MAX (1u << 20)    /* addresses whose chains are kept */
 #define MEMO_FRAMES (4u << 20) /* frames kept for them */
 #define NEST_MAX 256           /* blocks and inlined instances descended into */
+#define NAME_MAX_MSG 256       /* bytes of a file's name in messages */
+#define ALT_DIR "/usr/lib/debug/.build-id/"
+#define UNITS_SCAN (1u << 18)  /* compile units of one file (libdw keeps a record of each) */
+
+/* Bytes the open dwlines' inflated sections hold between them. */
+static _Atomic uint64_t inflated_live;
+static atomic_int total_noted;
 
 /* A unit's address range, for files without .debug_aranges. */
 struct cu_range {
@@ -48,6 +74,10 @@ struct pool_chunk {
 
 struct dwlines {
 	int fd;
+	struct filefault_map map; /* the file, when opened from fd */
+	uint64_t charged;         /* bytes charged to inflated_live */
+	atomic_int damaged;       /* the file was truncated under us: noted, no more answers */
+	char name[NAME_MAX_MSG];
 	Elf *elf;
 	Dwarf *dw;
 	struct cu_range *cus; /* sorted by lo; built on the first aranges miss */
@@ -61,13 +91,217 @@ struct dwlines {
 	struct dwlines_frame *memo_frames;
 	size_t nmemo_frames, memo_cap;
 	struct dwfuncs *funcs; /* each unit's function ranges */
+	struct dwlines *alt;   /* the dwz file (or a stand-in) set as libdw's alt, or NULL */
 };
 
-static struct dwlines *dwlines_from_elf(Elf *elf, int fd)
+uint64_t dwlines_inflated_size(const void *data, size_t size)
 {
-	struct dwlines *d;
+	const unsigned char *p = data;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, names;
+	Elf64_Chdr ch;
+	uint64_t total = 0, v, i, shnum;
+	const char *n;
+
+	if (!elf_image_libelf_ok(data, size))
+		return 0; /* libelf is not given the file at all */
+	memcpy(&eh, p, sizeof(eh));
+	if (eh.e_shoff == 0)
+		return 0;
+	memcpy(&sh, p + eh.e_shoff, sizeof(sh));
+	shnum = eh.e_shnum ? eh.e_shnum : sh.sh_size;
+	i = eh.e_shstrndx == SHN_XINDEX ? sh.sh_link : eh.e_shstrndx;
+	memset(&names, 0, sizeof(names));
+	if (i != SHN_UNDEF && i < shnum)
+		memcpy(&names, p + eh.e_shoff + i * sizeof(names), sizeof(names));
+	if (names.sh_offset > size || names.sh_size > size - names.sh_offset)
+		names.sh_size = 0;
+	for (i = 0; i < shnum; i++) {
+		memcpy(&sh, p + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type == SHT_NOBITS || sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
+			continue; /* libelf gives no data for it */
+		v = 0;
+		if ((sh.sh_flags & SHF_COMPRESSED) && sh.sh_size >= sizeof(ch)) {
+			memcpy(&ch, p + sh.sh_offset, sizeof(ch));
+			v = ch.ch_size;
+		} else if (sh.sh_name < names.sh_size &&
+			   memchr(n = (const char *)p + names.sh_offset + sh.sh_name, 0,
+				  names.sh_size - sh.sh_name) &&
+			   !strncmp(n, ".zdebug", 7) && sh.sh_size >= 12 &&
+			   !memcmp(p + sh.sh_offset, "ZLIB", 4)) {
+			memcpy(&v, p + sh.sh_offset + 4, sizeof(v));
+			v = be64toh(v);
+		}
+		total = v > UINT64_MAX - total ? UINT64_MAX : total + v;
+	}
+	return total;
+}
+
+/*
+ * Charge what libdw will inflate of data[0..size) to the budgets; on a
+ * cap, note it (naming the file) and return -1: the file gets no lines.
+ */
+static int charge(const void *data, size_t size, const char *name, uint64_t *charged)
+{
+	uint64_t need = dwlines_inflated_size(data, size), live;
+
+	*charged = 0;
+	if (!need)
+		return 0;
+	if (need > DWLINES_MAX_INFLATE) {
+		note("%s: its compressed DWARF sections inflate to %llu MiB, more than the cap of "
+		     "%llu MiB per object: no source lines for it (its frames keep their names)",
+		     name, (unsigned long long)(need >> 20),
+		     (unsigned long long)(DWLINES_MAX_INFLATE >> 20));
+		return -1;
+	}
+	live = atomic_fetch_add(&inflated_live, need);
+	if (live + need > DWLINES_MAX_INFLATE_TOTAL) {
+		atomic_fetch_sub(&inflated_live, need);
+		if (!atomic_exchange(&total_noted, 1))
+			note("%s: its compressed DWARF sections (%llu MiB inflated) would take the "
+			     "DWARF cprof holds past %llu MiB, the cap across objects: no source lines "
+			     "for it or for later objects past the cap (their frames keep their names)",
+			     name, (unsigned long long)(need >> 20),
+			     (unsigned long long)(DWLINES_MAX_INFLATE_TOTAL >> 20));
+		return -1;
+	}
+	*charged = need;
+	return 0;
+}
+
+static struct dwlines *dwlines_from(const void *data, size_t size, const char *name, int fd,
+				    struct filefault_map *map, int is_alt);
+static struct dwlines *open_fd(int fd, int is_alt);
+
+/*
+ * A file with no DWARF but an empty line table, for libdw to take as an
+ * alt file that holds nothing: set, it stops libdw from looking for one.
+ */
+static unsigned char standin[320] __attribute__((aligned(8)));
+static size_t standin_len;
+static pthread_once_t standin_once = PTHREAD_ONCE_INIT;
+
+static void standin_build(void)
+{
+	static const char names[] = "\0.shstrtab\0.debug_line";
+	Elf64_Ehdr eh = { .e_type = ET_REL, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+			  .e_ehsize = sizeof(Elf64_Ehdr), .e_shentsize = sizeof(Elf64_Shdr),
+			  .e_shnum = 3, .e_shstrndx = 1 };
+	Elf64_Shdr sh[3];
+	size_t names_off = sizeof(eh), line_off = names_off + sizeof(names);
+
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_shoff = (line_off + 1 + 7) & ~7ul;
+	memset(sh, 0, sizeof(sh));
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB, .sh_offset = names_off,
+			      .sh_size = sizeof(names), .sh_addralign = 1 };
+	sh[2] = (Elf64_Shdr){ .sh_name = 11, .sh_type = SHT_PROGBITS, .sh_offset = line_off,
+			      .sh_size = 1, .sh_addralign = 1 };
+	memcpy(standin, &eh, sizeof(eh));
+	memcpy(standin + names_off, names, sizeof(names));
+	memcpy(standin + eh.e_shoff, sh, sizeof(sh));
+	standin_len = eh.e_shoff + sizeof(sh);
+}
+
+/*
+ * The alt file (dwz's common DWARF) of a file whose .gnu_debugaltlink
+ * names one: only by its build ID under ALT_DIR, opened with the same
+ * caps, and only when its own build ID matches. libdw would otherwise
+ * open the path the file names, as root, with no cap and no care for what
+ * it is (a FIFO there blocks for ever). NULL when it is not found.
+ */
+static struct dwlines *alt_by_build_id(const unsigned char *id, size_t n)
+{
+	char path[sizeof(ALT_DIR) + 2 + 1 + 2 * 64 + sizeof(".debug")];
+	const void *got;
+	struct dwlines *alt;
+	size_t i, k;
+	int fd;
+
+	if (n < 2 || n > 64)
+		return NULL;
+	k = (size_t)snprintf(path, sizeof(path), ALT_DIR "%02x/", id[0]);
+	for (i = 1; i < n; i++)
+		k += (size_t)snprintf(path + k, sizeof(path) - k, "%02x", id[i]);
+	snprintf(path + k, sizeof(path) - k, ".debug");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 || !(alt = open_fd(fd, 1)))
+		return NULL;
+	if (dwelf_elf_gnu_build_id(alt->elf, &got) != (ssize_t)n || memcmp(got, id, n) != 0) {
+		dwlines_free(alt);
+		return NULL;
+	}
+	return alt;
+}
+
+/*
+ * Whether d's DWARF has skeleton units (split DWARF) or more units than
+ * UNITS_SCAN: 0 neither, else noted and -1. libdw opens a skeleton's .dwo
+ * file itself, at the path the unit names, as root, blocking and with no
+ * cap, from many of the calls made here; so such a file is not read.
+ */
+static int split_units(struct dwlines *d)
+{
+	Dwarf_CU *cu = NULL;
+	uint8_t type;
+	size_t n = 0;
+	int r;
+
+	while ((r = dwarf_get_units(d->dw, cu, &cu, NULL, &type, NULL, NULL)) == 0) {
+		if (type == DW_UT_skeleton) {
+			note("%s: split DWARF (its units name .dwo files): not read, no source "
+			     "lines for it (its frames keep their names)",
+			     d->name[0] ? d->name : "a debug file");
+			return -1;
+		}
+		if (++n > UNITS_SCAN) {
+			note("%s: more than %u compile units: not read, no source lines for it",
+			     d->name[0] ? d->name : "a debug file", UNITS_SCAN);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Give libdw its alt file when d's DWARF names one: the real one, or a stand-in. 0, or -1. */
+static int alt_set(struct dwlines *d, int is_alt)
+{
+	const char *altname;
+	const void *id;
+	ssize_t n = dwelf_dwarf_gnu_debugaltlink(d->dw, &altname, &id);
+
+	if (n <= 0)
+		return 0; /* none named: libdw looks for none */
+	if (!is_alt)
+		d->alt = alt_by_build_id(id, (size_t)n);
+	if (!d->alt) {
+		pthread_once(&standin_once, standin_build);
+		d->alt = dwlines_from(standin, standin_len, "", -1, NULL, 1);
+	}
+	if (!d->alt)
+		return -1;
+	dwarf_setalt(d->dw, d->alt->dw);
+	return 0;
+}
+
+/* A dwlines for the ELF data[0..size) (the map's, or the caller's), or NULL. */
+static struct dwlines *dwlines_from(const void *data, size_t size, const char *name, int fd,
+				    struct filefault_map *map, int is_alt)
+{
+	struct dwlines *d = NULL;
+	uint64_t charged = 0;
+	Elf *elf = NULL;
 	Dwarf *dw;
 
+	if (!elf_image_libelf_ok(data, size) || charge(data, size, name, &charged) < 0)
+		goto fail;
+	elf_version(EV_CURRENT);
+	/* libelf reads the data in place and, inflating, rewrites section headers in it. */
+	elf = elf_memory((char *)(uintptr_t)data, size);
 	if (!elf)
 		goto fail;
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
@@ -79,8 +313,22 @@ static struct dwlines *dwlines_from_elf(Elf *elf, int fd)
 		goto fail;
 	}
 	d->fd = fd;
+	if (map)
+		d->map = *map;
+	else
+		d->map.slot = -1;
+	d->charged = charged;
+	snprintf(d->name, sizeof(d->name), "%s", name);
 	d->elf = elf;
 	d->dw = dw;
+	if (!is_alt && split_units(d) != 0) {
+		dwlines_free(d);
+		return NULL;
+	}
+	if (alt_set(d, is_alt) < 0) {
+		dwlines_free(d); /* closes fd, unmaps, gives the charge back */
+		return NULL;
+	}
 	d->funcs = dwfuncs_new(dw);
 	u64map_init(&d->joined, 1u << 20);
 	u64map_init(&d->memo, MEMO_MAX);
@@ -88,23 +336,44 @@ static struct dwlines *dwlines_from_elf(Elf *elf, int fd)
 fail:
 	if (elf)
 		elf_end(elf);
+	atomic_fetch_sub(&inflated_live, charged);
+	if (map)
+		filefault_unmap(map);
 	if (fd >= 0)
 		close(fd);
 	return NULL;
 }
 
-struct dwlines *dwlines_open(int fd)
+/* Take fd: map it and read its DWARF (is_alt: it is some file's alt file). */
+static struct dwlines *open_fd(int fd, int is_alt)
 {
+	struct filefault_map map;
+	char name[NAME_MAX_MSG];
+	struct stat st;
+
 	if (fd < 0)
 		return NULL;
-	elf_version(EV_CURRENT);
-	return dwlines_from_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), fd);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr) ||
+	    (uint64_t)st.st_size > DWLINES_MAX_FILE)
+		goto fail;
+	filefault_fd_name(fd, name, sizeof(name));
+	/* Writable copy-on-write: libelf rewrites the headers of sections it inflates. */
+	if (filefault_map(fd, (size_t)st.st_size, PROT_READ | PROT_WRITE, &map) < 0)
+		goto fail;
+	return dwlines_from(map.data, map.size, name[0] ? name : "a debug file", fd, &map, is_alt);
+fail:
+	close(fd);
+	return NULL;
+}
+
+struct dwlines *dwlines_open(int fd)
+{
+	return open_fd(fd, 0);
 }
 
 struct dwlines *dwlines_open_mem(const void *data, size_t len)
 {
-	elf_version(EV_CURRENT);
-	return dwlines_from_elf(elf_memory((char *)(uintptr_t)data, len), -1);
+	return dwlines_from(data, len, "an ELF file in memory", -1, NULL, 0);
 }
 
 void dwlines_free(struct dwlines *d)
@@ -115,7 +384,10 @@ void dwlines_free(struct dwlines *d)
 		return;
 	dwfuncs_free(d->funcs);
 	dwarf_end(d->dw);
+	dwlines_free(d->alt); /* set by us, so not ended by libdw */
 	elf_end(d->elf);
+	filefault_unmap(&d->map);
+	atomic_fetch_sub(&inflated_live, d->charged);
 	if (d->fd >= 0)
 		close(d->fd);
 	free(d->cus);
@@ -282,12 +554,24 @@ static void memo_put(struct dwlines *d, uint64_t vaddr, const struct dwlines_fra
 
 static size_t lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *out, size_t max);
 
+/* Whether d's file is whole: once a read found it truncated, noted once, no answers. */
+static int intact(struct dwlines *d)
+{
+	if (!filefault_damaged(&d->map))
+		return 1;
+	if (!atomic_exchange(&d->damaged, 1))
+		note("%s changed on disk while it was read (truncated or rewritten in place): "
+		     "no more source lines from it",
+		     d->name);
+	return 0;
+}
+
 size_t dwlines_lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *out, size_t max)
 {
 	uint64_t v;
 	size_t n;
 
-	if (!d || !max)
+	if (!d || !max || !intact(d))
 		return 0;
 	if (u64map_get(&d->memo, vaddr, &v)) {
 		n = (size_t)(v & 0xff) < max ? (size_t)(v & 0xff) : max;
@@ -295,6 +579,8 @@ size_t dwlines_lookup(struct dwlines *d, uint64_t vaddr, struct dwlines_frame *o
 		return n;
 	}
 	n = lookup(d, vaddr, out, max);
+	if (!intact(d))
+		return 0; /* what libdw read may have been the zeros of a truncated file */
 	if (max >= DWLINES_MAX_FRAMES)
 		memo_put(d, vaddr, out, n);
 	return n;

@@ -18,6 +18,21 @@
  *    and the pool; the strings it returns live as long as it does;
  *  - dwlines_open() fails (NULL) for a file without .debug_info or
  *    without a line table: it could give no lines;
+ *  - libdw inflates compressed DWARF sections (SHF_COMPRESSED, .zdebug)
+ *    in full when a file is opened, into buffers of the sizes they
+ *    declare: a file declaring more than DWLINES_MAX_INFLATE bytes, or
+ *    that would take the open dwlines of the process past
+ *    DWLINES_MAX_INFLATE_TOTAL, is not opened (NULL, with a note naming
+ *    it and the cap; the total's note is said once);
+ *  - the file is a registered private mapping (common/filefault.h): if it
+ *    is truncated while open, reads see zeros, and from then on lookups
+ *    answer nothing (noted once);
+ *  - libdw opens no file of its own accord: a .gnu_debugaltlink (dwz) is
+ *    resolved only by build ID under /usr/lib/debug/.build-id, through the
+ *    same caps, and checked against the build ID (else an empty stand-in
+ *    is set, and names kept in the alt file are missing); a file with
+ *    split DWARF (skeleton units naming .dwo files) or more than 256k
+ *    units is not opened (NULL, noted);
  *  - an address is looked up in libdw once: its chain is kept (at most
  *    a million addresses), so later lookups, in later captures too, are
  *    a hash probe;
@@ -32,6 +47,14 @@
 
 #define DWLINES_MAX_FRAMES 32 /* inlined frames kept for one address */
 #define DWLINES_MAX_NAME 4096 /* bytes of a file path */
+/*
+ * Inflated bytes of one file's compressed DWARF: the debug information of
+ * programs of a few million lines. Across the open files at once: twice
+ * that, so that two such programs' files, or one and many small ones, fit.
+ */
+#define DWLINES_MAX_INFLATE (512ull << 20)
+#define DWLINES_MAX_INFLATE_TOTAL (1ull << 30)
+#define DWLINES_MAX_FILE (16ull << 30) /* bytes of a file mapped (mapping costs no memory) */
 
 /* One frame of an address's inline chain. */
 struct dwlines_frame {
@@ -50,8 +73,19 @@ struct dwlines;
  */
 struct dwlines *dwlines_open(int fd);
 
-/* Read DWARF from an ELF file held in memory (for tests and fuzzing; not copied). */
+/*
+ * Read DWARF from an ELF file held in memory (for tests and fuzzing; not
+ * copied, and written to: libelf rewrites the headers of the sections it
+ * inflates). The same caps apply.
+ */
 struct dwlines *dwlines_open_mem(const void *data, size_t len);
+
+/*
+ * The bytes libdw would inflate for the ELF file data[0..size): the sizes
+ * its SHF_COMPRESSED and .zdebug sections declare, summed (saturating);
+ * 0 when libelf would not be given the file (unwind/elfimg.h).
+ */
+uint64_t dwlines_inflated_size(const void *data, size_t size);
 
 /* Free a dwlines and close its file; NULL is fine. */
 void dwlines_free(struct dwlines *d);

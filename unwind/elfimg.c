@@ -21,12 +21,15 @@
 #include <libelf.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/err.h"
+#include "common/filefault.h"
 #include "unwind/elfimg.h"
 #include "unwind/symtab.h"
 
@@ -37,6 +40,7 @@
 #define ELF_MAX_IMAGE (4ull << 30)
 #define ELF_MAX_BUILD_ID 64        /* bytes; SHA-1 ids are 20 */
 #define ELF_MAX_LOADS 1024         /* PT_LOADs; linkers emit a handful, this bounds a ptr() miss */
+#define ELF_MAX_NAME 256           /* bytes of an image's name in messages */
 
 /* A PT_LOAD's file-backed part, clamped to the image: [vaddr, vaddr+len) -> data. */
 struct elf_fastseg {
@@ -47,7 +51,12 @@ struct elf_fastseg {
 struct elf_image {
 	unsigned char *data;
 	size_t size;
-	int mapped; /* data is an mmap (else malloc) */
+	int mapped;                /* data is map's mapping (else malloc) */
+	struct filefault_map map;  /* the file's registered mapping (unwind on truncation) */
+	atomic_int damaged;        /* a read hit a truncated page: noted, nothing trusted */
+	_Atomic size_t *pool;      /* a budget charged for this image, or NULL */
+	size_t charged;            /* bytes charged to it */
+	char name[ELF_MAX_NAME];   /* for messages: the file's path, "" unknown */
 	Elf *elf;   /* NULL when libelf refused the sections */
 	int type;
 	const unsigned char *ph; /* the program headers, inside data */
@@ -198,6 +207,35 @@ static int elf_image_load_phdrs(struct elf_image *img, const Elf64_Ehdr *eh)
 	return 0;
 }
 
+int elf_image_libelf_ok(const void *data, size_t size)
+{
+	const unsigned char *d = data;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh0, ss;
+	uint64_t shnum, shstrndx, room;
+
+	if (size < sizeof(eh))
+		return 0;
+	memcpy(&eh, d, sizeof(eh));
+	if (eh.e_shoff == 0)
+		return 1; /* no section headers: libelf makes no sections */
+	if (eh.e_shentsize != sizeof(sh0) || eh.e_shoff > size || size - eh.e_shoff < sizeof(sh0))
+		return 0;
+	room = (size - eh.e_shoff) / sizeof(sh0);
+	memcpy(&sh0, d + eh.e_shoff, sizeof(sh0));
+	shnum = eh.e_shnum ? eh.e_shnum : sh0.sh_size;
+	if (shnum > ELF_MAX_SECTIONS || shnum > room)
+		return 0;
+	shstrndx = eh.e_shstrndx == SHN_XINDEX ? sh0.sh_link : eh.e_shstrndx;
+	if (shstrndx != SHN_UNDEF && shstrndx < shnum) {
+		memcpy(&ss, d + eh.e_shoff + shstrndx * sizeof(ss), sizeof(ss));
+		/* elf_strptr() would inflate it to whatever size its header claims. */
+		if (ss.sh_flags & SHF_COMPRESSED)
+			return 0;
+	}
+	return 1;
+}
+
 /* Common part of the constructors, once data/size are set. */
 static int elf_image_init(struct elf_image *img)
 {
@@ -211,7 +249,7 @@ static int elf_image_init(struct elf_image *img)
 		return -1;
 	img->type = eh.e_type;
 	pthread_once(&elf_version_once, elf_image_version_init);
-	if (elf_version_ok) {
+	if (elf_version_ok && elf_image_libelf_ok(img->data, img->size)) {
 		/* libelf only reads the image here: no elf_update, no gelf_update_*. */
 		img->elf = elf_memory((char *)img->data, img->size);
 		if (img->elf && elf_kind(img->elf) != ELF_K_ELF) {
@@ -231,6 +269,7 @@ static struct elf_image *elf_image_alloc(void)
 
 	if (!img)
 		return NULL;
+	img->map.slot = -1;
 	pthread_mutex_init(&img->elf_lock, NULL);
 	symtab_init(&img->symtab);
 	atomic_init(&img->last, 0);
@@ -242,7 +281,6 @@ struct elf_image *elf_image_open(int fd)
 {
 	struct elf_image *img = NULL;
 	struct stat st;
-	void *p;
 
 	if (fstat(fd, &st) < 0)
 		return NULL;
@@ -254,16 +292,18 @@ struct elf_image *elf_image_open(int fd)
 	img = elf_image_alloc();
 	if (!img)
 		goto err;
+	filefault_fd_name(fd, img->name, sizeof(img->name));
 	/*
 	 * MAP_PRIVATE isolates us from files replaced by rename (what package
 	 * managers and linkers do); a file rewritten or truncated in place
-	 * still shows through, and a truncation can SIGBUS. Copying instead
-	 * would cost the whole file in memory for every object profiled.
+	 * still shows through, and a read past a truncation would SIGBUS:
+	 * filefault turns that into zeros and marks the image damaged.
+	 * Copying instead would cost the whole file in memory for every
+	 * object profiled.
 	 */
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
+	if (filefault_map(fd, (size_t)st.st_size, PROT_READ, &img->map) < 0)
 		goto err;
-	img->data = p;
+	img->data = img->map.data;
 	img->size = (size_t)st.st_size;
 	img->mapped = 1;
 	if (elf_image_init(img) < 0)
@@ -298,6 +338,67 @@ err:
 	return NULL;
 }
 
+struct elf_image *elf_image_adopt(void *data, size_t len)
+{
+	struct elf_image *img;
+
+	if (len < sizeof(Elf64_Ehdr) || len > ELF_MAX_IMAGE || !(img = elf_image_alloc())) {
+		free(data);
+		return NULL;
+	}
+	img->data = data;
+	img->size = len;
+	if (elf_image_init(img) < 0) {
+		elf_image_free(img);
+		return NULL;
+	}
+	return img;
+}
+
+void elf_image_charge(struct elf_image *img, _Atomic size_t *pool, size_t bytes)
+{
+	img->pool = pool;
+	img->charged = bytes;
+}
+
+void elf_image_set_name(struct elf_image *img, const char *name)
+{
+	size_t i;
+
+	snprintf(img->name, sizeof(img->name), "%s", name ? name : "");
+	for (i = 0; img->name[i]; i++)
+		if ((unsigned char)img->name[i] < 0x20 || img->name[i] == 0x7f)
+			img->name[i] = '?';
+}
+
+const char *elf_image_name(const struct elf_image *img)
+{
+	return img->name;
+}
+
+/*
+ * Whether img can be believed: not once a read of it found its file
+ * truncated (the read saw zeros). Said once per image, here, because the
+ * image is the one that knows its name and the damage.
+ */
+static int elf_image_intact(const struct elf_image *img)
+{
+	struct elf_image *m = (struct elf_image *)img; /* the flag is not the image's value */
+
+	if (!filefault_damaged(&img->map))
+		return 1;
+	if (!atomic_exchange(&m->damaged, 1))
+		note("%s changed on disk while it was read (truncated or rewritten in place): "
+		     "its symbols and unwind tables are no longer used",
+		     img->name[0] ? img->name : "an object");
+	return 0;
+}
+
+int elf_image_damaged(const struct elf_image *img)
+{
+	return !elf_image_intact(img);
+}
+
 void elf_image_free(struct elf_image *img)
 {
 	if (!img)
@@ -306,13 +407,20 @@ void elf_image_free(struct elf_image *img)
 	if (img->elf)
 		elf_end(img->elf);
 	if (img->mapped)
-		munmap(img->data, img->size);
+		filefault_unmap(&img->map);
 	else
 		free(img->data);
+	if (img->pool)
+		atomic_fetch_sub(img->pool, img->charged);
 	free(img->segs);
 	free(img->fast);
 	pthread_mutex_destroy(&img->elf_lock);
 	free(img);
+}
+
+size_t elf_image_size(const struct elf_image *img)
+{
+	return img->size;
 }
 
 int elf_image_type(const struct elf_image *img)
@@ -350,7 +458,7 @@ int elf_image_section(const struct elf_image *img, const char *name, const unsig
 
 	int r = -1;
 
-	if (!img->elf)
+	if (!img->elf || !elf_image_intact(img))
 		return -1;
 	/* libelf loads section headers lazily and is not thread-safe on one
 	 * Elf: elf_lock serialises every use of it, the symbol loader's too. */
@@ -373,7 +481,8 @@ int elf_image_section(const struct elf_image *img, const char *name, const unsig
 	}
 out:
 	pthread_mutex_unlock(&((struct elf_image *)img)->elf_lock);
-	return r;
+	/* The headers just read may have been the zeros of a truncated file. */
+	return elf_image_intact(img) ? r : -1;
 }
 
 /* The bytes at [vaddr, vaddr+n) if segment f holds all of them, else NULL. */
@@ -391,6 +500,8 @@ const void *elf_image_ptr(const struct elf_image *img, uint64_t vaddr, size_t n)
 	size_t i = atomic_load_explicit(&img->last, memory_order_relaxed);
 	const void *p;
 
+	if (filefault_damaged(&img->map) && !elf_image_intact(img))
+		return NULL;
 	if (i < img->nsegs && (p = elf_fastseg_ptr(&img->fast[i], vaddr, n)) != NULL)
 		return p;
 	for (i = 0; i < img->nsegs; i++) {
@@ -411,8 +522,11 @@ static void elf_image_ensure_symbols(struct elf_image *img)
 		return;
 	pthread_mutex_lock(&img->elf_lock);
 	if (!atomic_load_explicit(&img->sym_loaded, memory_order_relaxed)) {
-		if (img->elf)
+		if (img->elf && elf_image_intact(img))
 			symtab_load(&img->symtab, img->elf);
+		if (img->symtab.capped)
+			note("%s: more than %u function symbols; those past the cap are left unnamed",
+			     img->name[0] ? img->name : "an object", SYMTAB_MAX_SYMBOLS);
 		atomic_store_explicit(&img->sym_loaded, 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&img->elf_lock);
@@ -421,6 +535,8 @@ static void elf_image_ensure_symbols(struct elf_image *img)
 const char *elf_image_symbol(struct elf_image *img, uint64_t vaddr, uint64_t *start)
 {
 	elf_image_ensure_symbols(img);
+	if (!elf_image_intact(img))
+		return NULL;
 	return symtab_find(&img->symtab, vaddr, start);
 }
 

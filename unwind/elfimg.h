@@ -10,8 +10,15 @@
  *    it is checked against the image's length before use; a malformed file
  *    gives NULL from elf_image_open*() or missing data, never a crash;
  *  - the image is read-only and private to the caller (a private mapping of
- *    the file, or a copy of memory), so a file changed on disk later does
- *    not change an open image;
+ *    the file, or a copy of memory), so a file replaced on disk later does
+ *    not change an open image; a file truncated in place while mapped
+ *    cannot crash cprof (common/filefault.h: the read sees zeros), and the
+ *    image is then damaged: one note names it, and from then on it gives
+ *    no symbols, no sections and no bytes;
+ *  - libelf is given the file only when it has at most ELF_MAX_SECTIONS
+ *    section headers and an uncompressed section name table (libelf
+ *    allocates per section, and inflates a compressed string table to the
+ *    size its header claims); otherwise the image has no sections;
  *  - only 64-bit little-endian ELF is accepted (x86_64);
  *  - function symbols come from .symtab, else .dynsym, and are loaded
  *    once, on the first lookup, into a table (unwind/symtab.h) whose rules
@@ -20,8 +27,11 @@
  *    makes it and elf_image_free() is the only way to end it, a deliberate
  *    pair like _new/_free (nothing else owns an image's memory).
  */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define ELF_MAX_SECTIONS 65536 /* section headers handed to libelf */
 
 struct elf_image;
 
@@ -38,8 +48,33 @@ struct elf_image *elf_image_open(int fd);
 /* Copy len bytes of an ELF image held in memory (e.g. the vDSO). NULL on failure. */
 struct elf_image *elf_image_from_mem(const void *data, size_t len);
 
+/* Like elf_image_from_mem(), taking the malloc'd data (freed on failure too). */
+struct elf_image *elf_image_adopt(void *data, size_t len);
+
+/*
+ * Whether libelf may be given the ELF file data[0..size): at most
+ * ELF_MAX_SECTIONS section headers, inside the data, and a section name
+ * table that is not SHF_COMPRESSED. 1 yes, 0 no.
+ */
+int elf_image_libelf_ok(const void *data, size_t size);
+
+/* Charge bytes to the budget pool: they are given back when img is freed. */
+void elf_image_charge(struct elf_image *img, _Atomic size_t *pool, size_t bytes);
+
+/* The name messages give img (control characters replaced): its file's path, or "". */
+const char *elf_image_name(const struct elf_image *img);
+
+/* Name an image made from memory, for messages. */
+void elf_image_set_name(struct elf_image *img, const char *name);
+
+/* 1 when a read found img's file truncated under it (noted once), else 0. */
+int elf_image_damaged(const struct elf_image *img);
+
 /* Free an image from elf_image_open() or elf_image_from_mem() and all it holds; NULL is fine. */
 void elf_image_free(struct elf_image *img);
+
+/* The image's length in bytes. */
+size_t elf_image_size(const struct elf_image *img);
 
 /* e_type: ET_EXEC, ET_DYN, ... */
 int elf_image_type(const struct elf_image *img);

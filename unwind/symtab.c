@@ -42,6 +42,7 @@ void symtab_init(struct symtab *t)
 	t->syms = NULL;
 	t->names = NULL;
 	t->n = 0;
+	t->capped = 0;
 }
 
 void symtab_release(struct symtab *t)
@@ -89,7 +90,7 @@ static uint64_t symtab_section_end(Elf *elf, size_t shndx, uint64_t addr)
  * Collect the function symbols of the symbol table scn into *out (grown as
  * needed, at most SYMTAB_MAX_SYMBOLS). Returns how many, or -1 on no memory.
  */
-static long symtab_collect(Elf *elf, Elf_Scn *scn, struct symtab_cand **out)
+static long symtab_collect(Elf *elf, Elf_Scn *scn, struct symtab_cand **out, int *capped)
 {
 	struct symtab_cand *v = NULL, *t;
 	Elf_Data *sd, *strd;
@@ -114,7 +115,7 @@ static long symtab_collect(Elf *elf, Elf_Scn *scn, struct symtab_cand **out)
 	while (strsz > 0 && strs[strsz - 1] != 0)
 		strsz--;
 	nsym = sd->d_size / sizeof(Elf64_Sym);
-	for (i = 0; i < nsym && n < SYMTAB_MAX_SYMBOLS; i++) {
+	for (i = 0; i < nsym; i++) {
 		unsigned type;
 
 		if (!gelf_getsym(sd, (int)i, &s))
@@ -123,6 +124,10 @@ static long symtab_collect(Elf *elf, Elf_Scn *scn, struct symtab_cand **out)
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
 		    s.st_value == 0 || s.st_name >= strsz || s.st_size > UINT64_MAX - s.st_value)
 			continue;
+		if (n == SYMTAB_MAX_SYMBOLS) {
+			*capped = 1;
+			break;
+		}
 		t = array_grow(v, &cap, n + 1, sizeof(*v), SYMTAB_MAX_SYMBOLS);
 		if (!t)
 			goto err;
@@ -130,7 +135,11 @@ static long symtab_collect(Elf *elf, Elf_Scn *scn, struct symtab_cand **out)
 		t = &v[n++];
 		t->start = s.st_value;
 		t->name = strs + s.st_name;
-		t->namelen = strlen(t->name);
+		t->namelen = strnlen(t->name, SYMTAB_MAX_NAME + 1);
+		if (t->namelen > SYMTAB_MAX_NAME) {
+			n--;
+			continue;
+		}
 		t->rank = symtab_rank(GELF_ST_BIND(s.st_info));
 		for (j = 0; t->name[j] == '_'; j++)
 			;
@@ -161,7 +170,7 @@ static void symtab_unversion(struct symtab *tab)
 	for (i = 0; i < tab->n; i++)
 		if ((at = strchr(tab->syms[i].name, '@')) && at != tab->syms[i].name)
 			total += (size_t)(at - tab->syms[i].name) + 1;
-	if (!total || !(tab->names = malloc(total)))
+	if (!total || total > SYMTAB_MAX_COPIES || !(tab->names = malloc(total)))
 		return;
 	p = tab->names;
 	for (i = 0; i < tab->n; i++) {
@@ -236,9 +245,9 @@ void symtab_load(struct symtab *tab, struct Elf *elf)
 			dynsym = scn;
 	}
 	if (symtab)
-		n = symtab_collect(elf, symtab, &v);
+		n = symtab_collect(elf, symtab, &v, &tab->capped);
 	if (n == 0 && dynsym)
-		n = symtab_collect(elf, dynsym, &v);
+		n = symtab_collect(elf, dynsym, &v, &tab->capped);
 	if (n > 0)
 		symtab_index(tab, v, (size_t)n);
 	free(v);

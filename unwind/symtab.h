@@ -21,9 +21,11 @@
  *  - a symbol of size 0 reaches to the end of its section, and is found
  *    only when no sized symbol contains the address and it is the nearest
  *    start below it;
- *  - names are cut at the first '@' ("f@@GLIBC_2.2.5" is "f"); they point
- *    into the ELF file's string table or into the table's own copies, and
- *    stay valid while both the table and the ELF data live;
+ *  - names are cut at the first '@' ("f@@GLIBC_2.2.5" is "f"), as long as
+ *    the cut copies fit in SYMTAB_MAX_COPIES bytes; they point into the ELF
+ *    file's string table or into the table's own copies, and stay valid
+ *    while both the table and the ELF data live; a name longer than
+ *    SYMTAB_MAX_NAME bytes is not a function's, and its symbol is skipped;
  *  - a table is built once and read-only afterwards: symtab_find() may run
  *    on many threads at once, symtab_load() on one (the image serialises
  *    it under its libelf lock);
@@ -33,8 +35,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SYMTAB_MAX_SYMBOLS (1u << 24) /* 16M functions; more is not a real file */
+#define SYMTAB_MAX_SYMBOLS (1u << 22) /* 4M functions: several times the largest real program */
 #define SYMTAB_WALK 64                /* entries a lookup walks back for an enclosing symbol */
+#define SYMTAB_MAX_NAME 16384         /* bytes of a name; longer ones (no real name is) are skipped */
+#define SYMTAB_MAX_COPIES (64u << 20) /* bytes of names cut at '@'; past it they keep "@VERSION" */
 
 struct Elf; /* libelf's Elf */
 struct symtab_sym;
@@ -44,6 +48,7 @@ struct symtab {
 	struct symtab_sym *syms; /* the details of starts[i], same index */
 	char *names;             /* one block of the names cut at '@', or NULL */
 	size_t n;
+	int capped; /* the file had more than SYMTAB_MAX_SYMBOLS function symbols */
 };
 
 /* Start an empty table. */
