@@ -158,18 +158,18 @@ static struct dwlines *lookup(struct debuginfo *d, const struct debuginfo_req *q
 	int fd;
 
 	if (has_section(q->img, ".debug_info") && q->open_self &&
-	    (l = dwlines_open(q->open_self(q->ctx)))) {
+	    (l = dwlines_open(q->open_self(q->ctx), q->pid))) {
 		*how = DEBUG_SELF;
 		return l;
 	}
 	fd = debugfind_open(q->pid, q->path, q->build_id, q->img, how);
-	if (fd >= 0 && (l = dwlines_open(fd)))
+	if (fd >= 0 && (l = dwlines_open(fd, q->pid)))
 		return l;
 	if ((fd = net_fetch(d, q->build_id)) >= 0 && !same_build_id(fd, q->build_id)) {
 		close(fd);
 		fd = -1;
 	}
-	if (fd >= 0 && (l = dwlines_open(fd))) {
+	if (fd >= 0 && (l = dwlines_open(fd, 0))) {
 		*how = DEBUG_DEBUGINFOD;
 		return l;
 	}

@@ -42,6 +42,7 @@
 #include "common/array.h"
 #include "common/err.h"
 #include "common/filefault.h"
+#include "common/troot.h"
 #include "common/u64map.h"
 #include "unwind/dwfuncs.h"
 #include "unwind/dwlines.h"
@@ -171,8 +172,8 @@ static int charge(const void *data, size_t size, const char *name, uint64_t *cha
 }
 
 static struct dwlines *dwlines_from(const void *data, size_t size, const char *name, int fd,
-				    struct filefault_map *map, int is_alt);
-static struct dwlines *open_fd(int fd, int is_alt);
+				    struct filefault_map *map, int is_alt, pid_t pid);
+static struct dwlines *open_fd(int fd, int is_alt, pid_t pid);
 
 /*
  * A file with no DWARF but an empty line table, for libdw to take as an
@@ -209,14 +210,17 @@ static void standin_build(void)
 
 /*
  * The alt file (dwz's common DWARF) of a file whose .gnu_debugaltlink
- * names one: only by its build ID under ALT_DIR, opened with the same
- * caps, and only when its own build ID matches. libdw would otherwise
+ * names one: only by its build ID under ALT_DIR, inside process pid's root
+ * and with its credentials (common/troot.h; pid <= 0: the host's, for a
+ * file debuginfod sent), opened with the same caps, and only when its own
+ * build ID matches. libdw would otherwise
  * open the path the file names, as root, with no cap and no care for what
  * it is (a FIFO there blocks for ever). NULL when it is not found.
  */
-static struct dwlines *alt_by_build_id(const unsigned char *id, size_t n)
+static struct dwlines *alt_by_build_id(const unsigned char *id, size_t n, pid_t pid)
 {
 	char path[sizeof(ALT_DIR) + 2 + 1 + 2 * 64 + sizeof(".debug")];
+	const char *why = NULL;
 	const void *got;
 	struct dwlines *alt;
 	size_t i, k;
@@ -228,8 +232,8 @@ static struct dwlines *alt_by_build_id(const unsigned char *id, size_t n)
 	for (i = 1; i < n; i++)
 		k += (size_t)snprintf(path + k, sizeof(path) - k, "%02x", id[i]);
 	snprintf(path + k, sizeof(path) - k, ".debug");
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0 || !(alt = open_fd(fd, 1)))
+	fd = troot_open(pid, path, TROOT_FOLLOW, &why);
+	if (fd < 0 || !(alt = open_fd(fd, 1, pid)))
 		return NULL;
 	if (dwelf_elf_gnu_build_id(alt->elf, &got) != (ssize_t)n || memcmp(got, id, n) != 0) {
 		dwlines_free(alt);
@@ -268,7 +272,7 @@ static int split_units(struct dwlines *d)
 }
 
 /* Give libdw its alt file when d's DWARF names one: the real one, or a stand-in. 0, or -1. */
-static int alt_set(struct dwlines *d, int is_alt)
+static int alt_set(struct dwlines *d, int is_alt, pid_t pid)
 {
 	const char *altname;
 	const void *id;
@@ -277,10 +281,10 @@ static int alt_set(struct dwlines *d, int is_alt)
 	if (n <= 0)
 		return 0; /* none named: libdw looks for none */
 	if (!is_alt)
-		d->alt = alt_by_build_id(id, (size_t)n);
+		d->alt = alt_by_build_id(id, (size_t)n, pid);
 	if (!d->alt) {
 		pthread_once(&standin_once, standin_build);
-		d->alt = dwlines_from(standin, standin_len, "", -1, NULL, 1);
+		d->alt = dwlines_from(standin, standin_len, "", -1, NULL, 1, 0);
 	}
 	if (!d->alt)
 		return -1;
@@ -290,7 +294,7 @@ static int alt_set(struct dwlines *d, int is_alt)
 
 /* A dwlines for the ELF data[0..size) (the map's, or the caller's), or NULL. */
 static struct dwlines *dwlines_from(const void *data, size_t size, const char *name, int fd,
-				    struct filefault_map *map, int is_alt)
+				    struct filefault_map *map, int is_alt, pid_t pid)
 {
 	struct dwlines *d = NULL;
 	uint64_t charged = 0;
@@ -325,7 +329,7 @@ static struct dwlines *dwlines_from(const void *data, size_t size, const char *n
 		dwlines_free(d);
 		return NULL;
 	}
-	if (alt_set(d, is_alt) < 0) {
+	if (alt_set(d, is_alt, pid) < 0) {
 		dwlines_free(d); /* closes fd, unmaps, gives the charge back */
 		return NULL;
 	}
@@ -345,7 +349,7 @@ fail:
 }
 
 /* Take fd: map it and read its DWARF (is_alt: it is some file's alt file). */
-static struct dwlines *open_fd(int fd, int is_alt)
+static struct dwlines *open_fd(int fd, int is_alt, pid_t pid)
 {
 	struct filefault_map map;
 	char name[NAME_MAX_MSG];
@@ -360,20 +364,20 @@ static struct dwlines *open_fd(int fd, int is_alt)
 	/* Writable copy-on-write: libelf rewrites the headers of sections it inflates. */
 	if (filefault_map(fd, (size_t)st.st_size, PROT_READ | PROT_WRITE, &map) < 0)
 		goto fail;
-	return dwlines_from(map.data, map.size, name[0] ? name : "a debug file", fd, &map, is_alt);
+	return dwlines_from(map.data, map.size, name[0] ? name : "a debug file", fd, &map, is_alt, pid);
 fail:
 	close(fd);
 	return NULL;
 }
 
-struct dwlines *dwlines_open(int fd)
+struct dwlines *dwlines_open(int fd, pid_t pid)
 {
-	return open_fd(fd, 0);
+	return open_fd(fd, 0, pid);
 }
 
 struct dwlines *dwlines_open_mem(const void *data, size_t len)
 {
-	return dwlines_from(data, len, "an ELF file in memory", -1, NULL, 0);
+	return dwlines_from(data, len, "an ELF file in memory", -1, NULL, 0, 0);
 }
 
 void dwlines_free(struct dwlines *d)

@@ -44,6 +44,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define DWLINES_MAX_FRAMES 32 /* inlined frames kept for one address */
 #define DWLINES_MAX_NAME 4096 /* bytes of a file path */
@@ -69,9 +70,12 @@ struct dwlines;
 /*
  * Take fd (it is closed when the dwlines is freed, or at once on
  * failure) and read its DWARF. NULL when the file has no usable DWARF.
- * dwlines_open() and dwlines_free() are a deliberate pair.
+ * The dwz alt file it names, if any, is looked for by build ID inside
+ * process pid's root with its credentials (pid <= 0: the host's, for
+ * files cprof fetched itself). dwlines_open() and dwlines_free() are a
+ * deliberate pair.
  */
-struct dwlines *dwlines_open(int fd);
+struct dwlines *dwlines_open(int fd, pid_t pid);
 
 /*
  * Read DWARF from an ELF file held in memory (for tests and fuzzing; not

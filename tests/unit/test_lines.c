@@ -203,7 +203,7 @@ static void test_dwlines_self(void **state)
 
 	(void)state;
 	assert_int_equal(lines_probe(1), 4 + probe_sink);
-	d = dwlines_open(open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
+	d = dwlines_open(open("/proc/self/exe", O_RDONLY | O_CLOEXEC), 0);
 	if (!d) {
 		skip(); /* built without -g */
 		return;
@@ -226,7 +226,7 @@ static void test_dwlines_self(void **state)
 	dwlines_free(d);
 	/* Not DWARF: no dwlines. */
 	assert_null(dwlines_open_mem("not an elf file at all", 22));
-	assert_null(dwlines_open(-1));
+	assert_null(dwlines_open(-1, 0));
 }
 
 static void test_perfmap(void **state)
