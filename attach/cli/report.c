@@ -14,6 +14,7 @@
 #include "attach/engine/target.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/sanitize.h"
 #include "model/profile.h"
 #include "writer/top.h"
 
@@ -130,8 +131,13 @@ void report_stats(const struct capture_report *r)
 	const struct sampler_results *sm = &r->sm;
 
 	report_lines(&r->rec);
-	if (r->sampler)
-		fprintf(stderr, "cprof-attach: stats: sampler %s: %s\n", r->sampler, r->sampler_why);
+	if (r->sampler) {
+		char why[sizeof(r->sampler_why) * 4];
+
+		/* The reason may quote a path or a message from the system: escaped, as err.c's. */
+		sanitize_str(why, sizeof(why), r->sampler_why);
+		fprintf(stderr, "cprof-attach: stats: sampler %s: %s\n", r->sampler, why);
+	}
 	if (r->perf) {
 		report_perf(r);
 		return;
