@@ -18,9 +18,11 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/array.h"
@@ -61,6 +63,7 @@ struct dwlines {
 	struct dwlines_frame *memo_frames;
 	size_t nmemo_frames, memo_cap;
 	struct dwfuncs *funcs; /* each unit's function ranges */
+	struct stat st;        /* of fd, at open; st_nlink 0: not taken (memory) */
 };
 
 static struct dwlines *dwlines_from_elf(Elf *elf, int fd)
@@ -95,10 +98,36 @@ fail:
 
 struct dwlines *dwlines_open(int fd)
 {
+	struct dwlines *d;
+	struct stat st;
+
 	if (fd < 0)
 		return NULL;
 	elf_version(EV_CURRENT);
-	return dwlines_from_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), fd);
+	d = dwlines_from_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), fd);
+	if (d && fstat(fd, &st) == 0 && st.st_nlink)
+		d->st = st;
+	return d;
+}
+
+int dwlines_file(const struct dwlines *d, struct stat *st, char *hex, size_t cap)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *id;
+	const void *p;
+	ssize_t n, i;
+
+	if (!d || !d->st.st_nlink || (n = dwelf_elf_gnu_build_id(d->elf, &p)) <= 0 ||
+	    (size_t)n * 2 >= cap)
+		return -1;
+	id = p;
+	for (i = 0; i < n; i++) {
+		hex[2 * i] = digits[id[i] >> 4];
+		hex[2 * i + 1] = digits[id[i] & 15];
+	}
+	hex[2 * n] = 0;
+	*st = d->st;
+	return 0;
 }
 
 struct dwlines *dwlines_open_mem(const void *data, size_t len)
