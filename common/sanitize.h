@@ -24,7 +24,7 @@ struct buf;
 /* How many bytes at p[0..n) form a control to escape: 0, 1 or 2. */
 size_t sanitize_ctl(const unsigned char *p, size_t n);
 
-/* Append s with its controls escaped. 0 or -1 (the buffer's limit, memory). */
+/* Append s with its controls escaped. 0, or -1 (the buffer's limit, memory: a part may be in). */
 int sanitize_buf(struct buf *b, const char *s);
 
 /* s with its controls escaped into out[cap], cut where it does not fit. The length written. */
