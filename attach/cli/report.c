@@ -1,7 +1,9 @@
 /*
  * report.c — messages about captures. JSON is written by hand: the few
  * fields are numbers and strings, which are escaped here (a path, or a
- * label key the program chose, may hold any byte but NUL).
+ * label key the program chose, may hold any byte but NUL). What goes to
+ * the terminal (--stats, --top) has its strings' control bytes escaped
+ * (common/sanitize.h), as err.c's lines do.
  */
 #include <stdio.h>
 #include <stdlib.h>
