@@ -214,6 +214,61 @@ err:
 	return -1;
 }
 
+/*
+ * Open directory dir (O_PATH) one component at a time, following a
+ * symbolic link only when it is root's or ours or sits in a directory no
+ * one else may write to (the header's rule, for the directories on the
+ * way: /tmp/x/out with /tmp/x another user's link to /etc is refused).
+ * The descriptor, or -1 (message printed, naming path).
+ */
+static int open_dir_walk(const char *dir, const char *path)
+{
+	char buf[PATH_MAX], *comp, *save = NULL;
+	struct stat st, pst;
+	int fd, nfd = -1;
+
+	if (strlen(dir) >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return error_errno("cannot write \"%s\"", path);
+	}
+	memcpy(buf, dir, strlen(dir) + 1);
+	fd = open(dir[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return error_errno("cannot write \"%s\"", path);
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		nfd = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 || fstat(nfd, &st) < 0 || fstat(fd, &pst) < 0)
+			goto fail;
+		if (S_ISLNK(st.st_mode)) {
+			close(nfd);
+			if (dir_shared(&pst) && !trusted_owner(st.st_uid)) {
+				close(fd);
+				errno = EPERM;
+				return error("cannot write \"%s\": \"%s\" is a symbolic link of another "
+					     "user (uid %u) in a directory others may write to",
+					     path, comp, (unsigned)st.st_uid);
+			}
+			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (nfd < 0)
+				goto fail;
+		}
+		close(fd);
+		fd = nfd;
+	}
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		goto fail;
+	}
+	return fd;
+fail:
+	if (nfd >= 0 && nfd != fd)
+		close(nfd);
+	close(fd);
+	return error_errno("cannot write \"%s\"", path);
+}
+
 int outfile_open(struct outfile *o, const char *path)
 {
 	char dir[PATH_MAX];
@@ -239,9 +294,9 @@ int outfile_open(struct outfile *o, const char *path)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	else
 		snprintf(dir, sizeof(dir), ".");
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dfd = open_dir_walk(dir, path);
 	if (dfd < 0)
-		return error_errno("cannot write \"%s\"", path);
+		return -1;
 	r = outfile_openat(o, dfd, base, path);
 	close(dfd);
 	return r;

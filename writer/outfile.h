@@ -26,8 +26,11 @@
  *    into a FIFO, device or socket, nor follows a symbolic link, that a
  *    user other than root or us owns: they are refused with one message,
  *    as the kernel's protected_fifos and protected_symlinks would (a
- *    link is refused whatever it points to). A regular file there is
- *    replaced by the rename, never written into, whoever owns it;
+ *    link is refused whatever it points to). The same holds for every
+ *    directory on the way: the path is walked one component at a time
+ *    and another user's link in such a directory is not followed. A
+ *    regular file there is replaced by the rename, never written into,
+ *    whoever owns it;
  *  - the file is created with mode 0666 filtered by the caller's umask;
  *  - after outfile_commit() or outfile_abort() the struct holds nothing.
  */

@@ -4,7 +4,8 @@
 # written into. A FIFO without a reader would block root's cprof-attach for
 # ever: refused at once. A symbolic link to the attacker's own FIFO (which
 # it reads, to steal the profile) is refused: nothing reaches it. A link to
-# a file of root's leaves that file untouched; a regular file of the
+# a file of root's leaves that file untouched, a link to a directory of
+# root's on the way (-o STICKY/LINK/out) is refused; a regular file of the
 # attacker's is replaced, not written into. What the user asks for
 # explicitly still works: -o /dev/null, -o -, a FIFO of root's own.
 . "$(dirname "$0")/lib.sh"
@@ -40,6 +41,15 @@ printf 'precious\n' >"$WORK/victim"
 as_attacker ln -s "$WORK/victim" "$S/c.pb.gz"
 bounded victim 10 200 -p "$TPID" -d 200ms -o "$S/c.pb.gz"
 check "root's file behind another user's link is untouched" grep -qx precious "$WORK/victim"
+
+# A link on the way: $S/dir, the attacker's link to a directory of root's.
+mkdir -p "$WORK/rootdir"
+as_attacker ln -s "$WORK/rootdir" "$S/dir"
+bounded dirlink 10 200 -p "$TPID" -d 200ms -o "$S/dir/out.pb.gz"
+check "another user's link as a directory on the way is refused (exit $RC)" \
+	sh -c "[ $RC != 0 ] && grep -q '\"dir\" is a symbolic link of another user' '$WORK/dirlink.stderr'" ||
+	cat "$WORK/dirlink.stderr"
+check "... nothing written in root's directory behind it" test -z "$(ls -A "$WORK/rootdir")"
 
 # A regular file of the attacker's: replaced by root's profile, its inode untouched.
 as_attacker sh -c ": >'$S/d.pb.gz'; ln '$S/d.pb.gz' '$AWORK/d-keep'"

@@ -370,6 +370,27 @@ static void test_shared_dir(void **state)
 	expect_content(d->file, "new");
 	assert_int_equal(stat(d->file, &st), 0);
 	assert_int_equal(st.st_uid, 0);
+	/* Another user's link on the way: DIR/sub/out.pb.gz with sub a link to root's directory. */
+	{
+		char real[160], sub[160], out[200];
+
+		snprintf(real, sizeof(real), "%s/real", d->path);
+		snprintf(sub, sizeof(sub), "%s/sub", d->path);
+		snprintf(out, sizeof(out), "%s/out.pb.gz", sub);
+		assert_int_equal(mkdir(real, 0755), 0);
+		assert_int_equal(symlink(real, sub), 0);
+		assert_int_equal(lchown(sub, 65534, 65534), 0);
+		assert_int_equal(open_captured(&o, out, msg, sizeof(msg)), -1);
+		assert_non_null(strstr(msg, "\"sub\" is a symbolic link of another user (uid 65534)"));
+		/* Ours: followed. */
+		assert_int_equal(lchown(sub, 0, 0), 0);
+		assert_int_equal(outfile_open(&o, out), 0);
+		assert_int_equal(outfile_commit(&o), 0);
+		snprintf(out, sizeof(out), "%s/out.pb.gz", real);
+		assert_int_equal(unlink(out), 0);
+		assert_int_equal(unlink(sub), 0);
+		assert_int_equal(rmdir(real), 0);
+	}
 	assert_int_equal(chmod(d->path, 0700), 0);
 }
 
