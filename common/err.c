@@ -1,7 +1,10 @@
 /*
  * err.c — error, warning and note lines on stderr. Each message is built in
  * one buffer and written with a single write(2) so that lines from two
- * threads never interleave mid-line.
+ * threads never interleave mid-line. A message names things a target
+ * chose (paths, thread names, symbols), so its control bytes are escaped
+ * (common/sanitize.h): the line stays one line and no escape sequence
+ * reaches the terminal.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/sanitize.h"
 
 static const char *prog = "cprof";
 static int quiet;
@@ -41,11 +45,12 @@ put(char *line, size_t cap, size_t *n, const char *fmt, ...)
 
 static void emit(const char *kind, const char *fmt, va_list ap, int errnum)
 {
-	char line[1024], msg[1024];
+	char line[1024], msg[1024], clean[1024];
 	size_t n = 0;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	put(line, sizeof(line) - 1, &n, "%s: %s%s", prog, kind, msg);
+	sanitize_str(clean, sizeof(clean), msg);
+	put(line, sizeof(line) - 1, &n, "%s: %s%s", prog, kind, clean);
 	if (errnum)
 		put(line, sizeof(line) - 1, &n, ": %s", strerror(errnum));
 	line[n++] = '\n';

@@ -6,6 +6,9 @@
  * Invariants:
  *  - a message is exactly one line on stderr, "PROG: message", lowercase and
  *    without a trailing period, naming the object and the cause;
+ *  - the message's control bytes (a newline, ESC...) are escaped as \xNN
+ *    (common/sanitize.h): names and paths a target chose may be printed
+ *    as they are;
  *  - error() and error_errno() return -1 so that a failing function can end
  *    with "return error(...)";
  *  - code that parses untrusted input (target memory, /proc text, ELF files)

@@ -24,6 +24,8 @@ const char *privdir_cache(const char *sub, char *out, size_t cap)
 		n = snprintf(out, cap, "%s/cprof/%s", e, sub);
 	else if ((e = getenv("HOME")) && e[0] == '/')
 		n = snprintf(out, cap, "%s/.cache/cprof/%s", e, sub);
+	else if (geteuid() == 0)
+		n = snprintf(out, cap, PRIVDIR_ROOT_CACHE "/%s", sub);
 	else
 		return NULL;
 	return n < 0 || (size_t)n >= cap ? NULL : out;

@@ -20,10 +20,15 @@
  */
 #include <stddef.h>
 
+/* Root's cache when neither XDG_CACHE_HOME nor HOME says: a directory only root may create in. */
+#define PRIVDIR_ROOT_CACHE "/var/cache/cprof"
+
 /*
  * $XDG_CACHE_HOME/cprof/SUB when XDG_CACHE_HOME is absolute, else
- * $HOME/.cache/cprof/SUB when HOME is, into out[cap]. out, or NULL when
- * neither is set (or the name does not fit).
+ * $HOME/.cache/cprof/SUB when HOME is, else PRIVDIR_ROOT_CACHE/SUB for
+ * root, into out[cap]. out, or NULL when none applies (or the name does
+ * not fit): never a name in a directory others may write to, like /tmp,
+ * that another user could create first.
  */
 const char *privdir_cache(const char *sub, char *out, size_t cap);
 

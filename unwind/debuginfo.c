@@ -1,6 +1,6 @@
 /*
  * debuginfo.c — the run's table of objects and their debug files. Each
- * entry is keyed by build ID (or "path@dev:inode") and holds the dwlines
+ * entry is keyed by "buildid@dev:inode" (or "path@dev:inode") and holds the dwlines
  * opened for it, or NULL for "nothing found"; a lookup is a linear scan
  * of a few hundred keys at most, made once per object per capture (the
  * recorder keeps the answer per object). The debuginfod client is made
@@ -187,8 +187,10 @@ struct dwlines *debuginfo_lines(struct debuginfo *d, const struct debuginfo_req 
 	*how = DEBUG_NONE;
 	if (!d || !q)
 		return NULL;
+	/* The file's identity too: another process's object may claim the same build ID. */
 	if (q->build_id && *q->build_id)
-		snprintf(key, sizeof(key), "%s", q->build_id);
+		snprintf(key, sizeof(key), "%s@%llx:%llu", q->build_id, (unsigned long long)q->dev,
+			 (unsigned long long)q->inode);
 	else
 		snprintf(key, sizeof(key), "%s@%llx:%llu", q->path ? q->path : "",
 			 (unsigned long long)q->dev, (unsigned long long)q->inode);

@@ -12,8 +12,9 @@
  *      elfutils' libdebuginfod and its cache (DEBUGINFOD_CACHE_PATH).
  *
  * Invariants:
- *  - an object is looked up once per run: by its GNU build ID, else by
- *    (device, inode, path); a miss is remembered too, so a stripped
+ *  - an object is looked up once per run: by its GNU build ID with its
+ *    (device, inode) (a build ID is the object's claim: another
+ *    process's object may copy it), else by (device, inode, path); a miss is remembered too, so a stripped
  *    library with no debug file anywhere costs one search, not one per
  *    capture;
  *  - a debuginfod query never hangs a capture: each waits at most

@@ -93,6 +93,7 @@ struct dwlines {
 	size_t nmemo_frames, memo_cap;
 	struct dwfuncs *funcs; /* each unit's function ranges */
 	struct dwlines *alt;   /* the dwz file (or a stand-in) set as libdw's alt, or NULL */
+	struct stat st;        /* of fd, at open; st_nlink 0: not taken (memory) */
 };
 
 uint64_t dwlines_inflated_size(const void *data, size_t size)
@@ -351,6 +352,7 @@ fail:
 /* Take fd: map it and read its DWARF (is_alt: it is some file's alt file). */
 static struct dwlines *open_fd(int fd, int is_alt, pid_t pid)
 {
+	struct dwlines *d;
 	struct filefault_map map;
 	char name[NAME_MAX_MSG];
 	struct stat st;
@@ -364,7 +366,10 @@ static struct dwlines *open_fd(int fd, int is_alt, pid_t pid)
 	/* Writable copy-on-write: libelf rewrites the headers of sections it inflates. */
 	if (filefault_map(fd, (size_t)st.st_size, PROT_READ | PROT_WRITE, &map) < 0)
 		goto fail;
-	return dwlines_from(map.data, map.size, name[0] ? name : "a debug file", fd, &map, is_alt, pid);
+	d = dwlines_from(map.data, map.size, name[0] ? name : "a debug file", fd, &map, is_alt, pid);
+	if (d && st.st_nlink)
+		d->st = st;
+	return d;
 fail:
 	close(fd);
 	return NULL;
@@ -373,6 +378,26 @@ fail:
 struct dwlines *dwlines_open(int fd, pid_t pid)
 {
 	return open_fd(fd, 0, pid);
+}
+
+int dwlines_file(const struct dwlines *d, struct stat *st, char *hex, size_t cap)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *id;
+	const void *p;
+	ssize_t n, i;
+
+	if (!d || !d->st.st_nlink || (n = dwelf_elf_gnu_build_id(d->elf, &p)) <= 0 ||
+	    (size_t)n * 2 >= cap)
+		return -1;
+	id = p;
+	for (i = 0; i < n; i++) {
+		hex[2 * i] = digits[id[i] >> 4];
+		hex[2 * i + 1] = digits[id[i] & 15];
+	}
+	hex[2 * n] = 0;
+	*st = d->st;
+	return 0;
 }
 
 struct dwlines *dwlines_open_mem(const void *data, size_t len)

@@ -94,6 +94,16 @@ uint64_t dwlines_inflated_size(const void *data, size_t size);
 /* Free a dwlines and close its file; NULL is fine. */
 void dwlines_free(struct dwlines *d);
 
+struct stat;
+
+/*
+ * The file d reads: fstat() of its descriptor, taken at dwlines_open(),
+ * into *st, and its GNU build ID as lowercase hex into hex[cap]. 0, or -1
+ * when d reads memory or the file has no build ID (or it does not fit).
+ * For the line cache's trust in what d answers (unwind/linecache.h).
+ */
+int dwlines_file(const struct dwlines *d, struct stat *st, char *hex, size_t cap);
+
 /*
  * The inline chain at ELF virtual address vaddr into out[0..max),
  * innermost first, the out-of-line function last. Returns the number of

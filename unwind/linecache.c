@@ -1,6 +1,6 @@
 /*
  * linecache.c — the directory of line tables. A table is read on the
- * first ask for its build ID (an openat and a read: libc's file after a
+ * first ask for its key (build ID, device, inode) (an openat and a read: libc's file after a
  * 200-thread snapshot holds 10 addresses in 964 bytes) and kept for the
  * run; a warm snapshot's whole lines pass takes 0.2 ms.
  * A flush writes each table that grew: lock the directory, merge the file
@@ -24,6 +24,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/privdir.h"
+#include "unwind/dwlines.h"
 #include "unwind/linecache.h"
 #include "unwind/linetab.h"
 
@@ -131,14 +132,31 @@ static void merge_file(int dirfd, struct linetab *t)
 	buf_release(&b);
 }
 
-struct linetab *linecache_table(struct linecache *c, const char *build_id)
+int linecache_trusted(const struct dwlines *l, const char *build_id)
 {
+	char hex[LINETAB_MAX_BUILD_ID + 1];
+	struct stat st;
+
+	return dwlines_file(l, &st, hex, sizeof(hex)) == 0 && S_ISREG(st.st_mode) &&
+	       (st.st_uid == 0 || st.st_uid == geteuid()) && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	       build_id && !strcmp(hex, build_id);
+}
+
+struct linetab *linecache_table(struct linecache *c, const char *build_id, uint64_t dev,
+				uint64_t inode)
+{
+	char key[LINETAB_MAX_BUILD_ID + 1];
 	struct table *v;
 	size_t i;
-	int fd;
+	int fd, n;
 
-	if (!c || c->off || !linetab_key_ok(build_id))
+	if (!c || c->off || !build_id || !*build_id || strchr(build_id, '-'))
 		return NULL;
+	n = snprintf(key, sizeof(key), "%s-%llx-%llx", build_id, (unsigned long long)dev,
+		     (unsigned long long)inode);
+	if (n < 0 || (size_t)n >= sizeof(key) || !linetab_key_ok(key))
+		return NULL;
+	build_id = key;
 	for (i = 0; i < c->n; i++) {
 		if (!strcmp(linetab_build_id(c->v[i].t), build_id))
 			return c->v[i].t;

@@ -1,5 +1,5 @@
 /*
- * linetab.c — one build ID's resolved lines, in memory and as a file.
+ * linetab.c — one object's resolved lines, in memory and as a file.
  * Entries are appended and found through a u64map by address; their
  * frames sit in one array; strings are interned (FNV-1a of the bytes,
  * checked with strcmp) into chunks that never move, so a lookup's
@@ -56,10 +56,11 @@ int linetab_key_ok(const char *id)
 	size_t n = id ? strnlen(id, LINETAB_MAX_BUILD_ID + 1) : 0;
 	size_t i;
 
-	if (n < 2 || n > LINETAB_MAX_BUILD_ID)
+	if (n < 2 || n > LINETAB_MAX_BUILD_ID || id[0] == '-')
 		return 0;
 	for (i = 0; i < n; i++)
-		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f') ||
+		      id[i] == '-'))
 			return 0;
 	return 1;
 }

@@ -2,7 +2,8 @@
 #define CPROF_LINETAB_H
 /*
  * linetab — the source lines already resolved for one ELF file, named by
- * its GNU build ID: for an address (an ELF virtual address), exactly the
+ * a key (its GNU build ID and its identity, unwind/linecache.h; "the
+ * build ID" below): for an address (an ELF virtual address), exactly the
  * inline chain dwlines_lookup() gave for it, innermost first (zero frames
  * when the DWARF did not cover it), and the bytes of the cache file that
  * keeps such a table from one run to the next (unwind/linecache.h).
@@ -14,7 +15,7 @@
  *  12  u32 B, the build ID's length      1..LINETAB_MAX_BUILD_ID
  *  16  u32 E entries, u32 F frames, u32 S bytes of strings, u32 0
  *  32  u64 FNV-1a of every byte from 40 to the end
- *  40  the build ID, B bytes of lowercase hex
+ *  40  the key, B bytes of lowercase hex and '-'
  *      E entries of 16 bytes: u64 address, u32 first frame, u32 frames
  *      F frames of 16 bytes: u32 name, u32 file (offsets in the
  *        strings), u32 declaration line, u32 line
@@ -46,7 +47,7 @@
 
 #include "unwind/dwlines.h"
 
-#define LINETAB_VERSION 1
+#define LINETAB_VERSION 2 /* 2: keys name the object's identity too (linecache.h) */
 #define LINETAB_MAX_BUILD_ID 128
 #define LINETAB_MAX_ENTRIES (1u << 17)  /* addresses of one file */
 #define LINETAB_MAX_FRAMES (1u << 19)   /* frames of their chains */
@@ -59,7 +60,10 @@
 struct buf;
 struct linetab;
 
-/* Whether build_id can name a table: 2..LINETAB_MAX_BUILD_ID lowercase hex digits. */
+/*
+ * Whether build_id can name a table: 2..LINETAB_MAX_BUILD_ID lowercase
+ * hex digits and '-', not starting with '-' (a file name: no '/', no '.').
+ */
 int linetab_key_ok(const char *build_id);
 
 /*

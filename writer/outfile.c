@@ -9,6 +9,10 @@
  * is flushed with fdatasync() before the rename so that a crash leaves
  * either the old file or the whole new one; the directory is not synced, so
  * after a crash the rename itself may be lost, never half applied.
+ * An existing file that is not regular is looked at through an O_PATH
+ * descriptor first and written through the same descriptor (reopened by
+ * /proc/self/fd), so a FIFO or a link another user slips in between the
+ * look and the open is never the one written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,9 +35,14 @@
 static void outfile_release(struct outfile *o)
 {
 	free(o->path);
+	free(o->name);
 	free(o->tmp);
+	if (o->dfd >= 0)
+		close(o->dfd);
 	o->path = NULL;
+	o->name = NULL;
 	o->tmp = NULL;
+	o->dfd = -1;
 	o->fd = -1;
 	o->unnamed = 0;
 }
@@ -59,25 +68,26 @@ static void outfile_suffix(char out[7], unsigned attempt)
 	out[6] = 0;
 }
 
-/* Create a fresh temporary name beside path: link (unnamed) or create it. */
-static int outfile_make_tmp(struct outfile *o, int dirlen, const char *base)
+/* Create a fresh temporary name beside o->name in o->dfd: link (unnamed) or create it. */
+static int outfile_make_tmp(struct outfile *o)
 {
 	char suffix[7], proc[64];
 	int n;
 
 	for (unsigned attempt = 0; attempt < OUTFILE_TRIES; attempt++) {
 		outfile_suffix(suffix, attempt);
-		n = snprintf(o->tmp, PATH_MAX, "%.*s.%s.%s.tmp", dirlen, o->path, base, suffix);
-		if (n < 0 || n >= PATH_MAX) {
+		n = snprintf(o->tmp, NAME_MAX + 1, ".%s.%s.tmp", o->name, suffix);
+		if (n < 0 || n > NAME_MAX) {
 			errno = ENAMETOOLONG;
 			return -1;
 		}
 		if (o->unnamed) {
 			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
-			if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0)
+			if (linkat(AT_FDCWD, proc, o->dfd, o->tmp, AT_SYMLINK_FOLLOW) == 0)
 				return 0;
 		} else {
-			o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+			o->fd = openat(o->dfd, o->tmp,
+				       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 			if (o->fd >= 0)
 				return 0;
 		}
@@ -87,54 +97,107 @@ static int outfile_make_tmp(struct outfile *o, int dirlen, const char *base)
 	return -1;
 }
 
-int outfile_open(struct outfile *o, const char *path)
+/* Root's and ours: owners whose files and links we take at their word. */
+static int trusted_owner(uid_t uid)
 {
-	const char *slash, *base;
-	struct stat st;
-	int dirlen, n;
+	return uid == 0 || uid == geteuid();
+}
 
-	o->path = NULL;
-	o->tmp = NULL;
-	o->fd = -1;
+/* A directory someone else may put files in: group- or other-writable, or another user's. */
+static int dir_shared(const struct stat *d)
+{
+	return (d->st_mode & (S_IWGRP | S_IWOTH)) || !trusted_owner(d->st_uid);
+}
+
+static const char *kind_of(mode_t m)
+{
+	return S_ISLNK(m) ? "symbolic link" : S_ISFIFO(m) ? "FIFO" : S_ISSOCK(m) ? "socket"
+		: S_ISCHR(m) || S_ISBLK(m) ? "device" : "file";
+}
+
+/*
+ * Open o->name for writing directly when it exists and is not a regular
+ * file (the header's rule). 0 when opened, 1 when it is absent or a
+ * regular file (or a link to one: the rename replaces it), -1 refused or
+ * failed (message printed, errno set).
+ */
+static int outfile_direct(struct outfile *o, const struct stat *dir)
+{
+	char proc[64];
+	struct stat st;
+	int pfd = -1, follow;
+
+	for (follow = 0; follow < 2; follow++) {
+		pfd = openat(o->dfd, o->name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+		if (pfd < 0 && errno == ENOENT)
+			return 1; /* absent, or a dangling link that the rename replaces */
+		if (pfd < 0 || fstat(pfd, &st) < 0)
+			goto fail;
+		if (S_ISREG(st.st_mode)) {
+			close(pfd);
+			return 1;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			close(pfd);
+			errno = EISDIR;
+			return error_errno("cannot write \"%s\"", o->path);
+		}
+		if (dir_shared(dir) && !trusted_owner(st.st_uid)) {
+			close(pfd);
+			errno = EPERM;
+			return error("cannot write \"%s\": it is a %s of another user (uid %u) in a "
+				     "directory others may write to; remove it or choose another path",
+				     o->path, kind_of(st.st_mode), (unsigned)st.st_uid);
+		}
+		if (!S_ISLNK(st.st_mode))
+			break;
+		close(pfd); /* a link of ours (or in a directory of ours): look at its target */
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	o->fd = open(proc, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (o->fd < 0)
+		goto fail;
+	close(pfd);
+	return 0;
+fail:
+	if (pfd >= 0)
+		close(pfd);
+	return error_errno("cannot write \"%s\"", o->path);
+}
+
+int outfile_openat(struct outfile *o, int dirfd, const char *name, const char *shown)
+{
+	struct stat dir;
+	int r;
+
+	o->path = o->name = o->tmp = NULL;
+	o->fd = o->dfd = -1;
 	o->unnamed = 0;
-	if (strcmp(path, "-") == 0) {
-		o->fd = STDOUT_FILENO;
-		return 0;
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    strlen(name) > NAME_MAX - 12) {
+		errno = strlen(name) > NAME_MAX - 12 ? ENAMETOOLONG : EISDIR;
+		return error_errno("cannot write \"%s\"", shown);
 	}
-	slash = strrchr(path, '/');
-	base = slash ? slash + 1 : path;
-	dirlen = slash ? (int)(slash - path + 1) : 0;
-	if (!*base || strlen(path) >= PATH_MAX) {
-		errno = !*base ? EISDIR : ENAMETOOLONG;
-		return error_errno("cannot write \"%s\"", path);
-	}
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		return error_errno("cannot write \"%s\"", path);
-	}
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* A device, FIFO or socket (/dev/null, a pipe): write into it;
-		 * renaming over it would replace it with a regular file. */
-		o->path = strdup(path);
-		if (!o->path)
-			goto err;
-		o->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (o->fd < 0)
-			goto err;
-		return 0;
-	}
-	o->path = strdup(path);
-	o->tmp = malloc(PATH_MAX);
-	if (!o->path || !o->tmp)
+	o->path = strdup(shown);
+	o->name = strdup(name);
+	o->tmp = malloc(NAME_MAX + 1);
+	if (!o->path || !o->name || !o->tmp)
 		goto err;
-	if (dirlen) {
-		n = snprintf(o->tmp, PATH_MAX, "%.*s", dirlen, path);
-		if (n < 0 || n >= PATH_MAX)
-			goto err;
-	} else {
-		snprintf(o->tmp, PATH_MAX, ".");
+	o->dfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (o->dfd < 0 || fstat(o->dfd, &dir) < 0)
+		goto err;
+	r = outfile_direct(o, &dir);
+	if (r < 0) {
+		outfile_release(o);
+		return -1;
 	}
-	o->fd = open(o->tmp, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	if (r == 0) {
+		free(o->name);
+		free(o->tmp);
+		o->name = o->tmp = NULL;
+		return 0;
+	}
+	o->fd = openat(o->dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
 	if (o->fd >= 0) {
 		o->unnamed = 1;
 		return 0;
@@ -142,13 +205,101 @@ int outfile_open(struct outfile *o, const char *path)
 	/* No O_TMPFILE here (EOPNOTSUPP, EISDIR): a named temporary file. */
 	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
 		goto err;
-	if (outfile_make_tmp(o, dirlen, base) < 0)
+	if (outfile_make_tmp(o) < 0)
 		goto err;
 	return 0;
 err:
-	error_errno("cannot write \"%s\"", path);
+	error_errno("cannot write \"%s\"", shown);
 	outfile_release(o);
 	return -1;
+}
+
+/*
+ * Open directory dir (O_PATH) one component at a time, following a
+ * symbolic link only when it is root's or ours or sits in a directory no
+ * one else may write to (the header's rule, for the directories on the
+ * way: /tmp/x/out with /tmp/x another user's link to /etc is refused).
+ * The descriptor, or -1 (message printed, naming path).
+ */
+static int open_dir_walk(const char *dir, const char *path)
+{
+	char buf[PATH_MAX], *comp, *save = NULL;
+	struct stat st, pst;
+	int fd, nfd = -1;
+
+	if (strlen(dir) >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return error_errno("cannot write \"%s\"", path);
+	}
+	memcpy(buf, dir, strlen(dir) + 1);
+	fd = open(dir[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return error_errno("cannot write \"%s\"", path);
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		nfd = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 || fstat(nfd, &st) < 0 || fstat(fd, &pst) < 0)
+			goto fail;
+		if (S_ISLNK(st.st_mode)) {
+			close(nfd);
+			if (dir_shared(&pst) && !trusted_owner(st.st_uid)) {
+				close(fd);
+				errno = EPERM;
+				return error("cannot write \"%s\": \"%s\" is a symbolic link of another "
+					     "user (uid %u) in a directory others may write to",
+					     path, comp, (unsigned)st.st_uid);
+			}
+			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (nfd < 0)
+				goto fail;
+		}
+		close(fd);
+		fd = nfd;
+	}
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		goto fail;
+	}
+	return fd;
+fail:
+	if (nfd >= 0 && nfd != fd)
+		close(nfd);
+	close(fd);
+	return error_errno("cannot write \"%s\"", path);
+}
+
+int outfile_open(struct outfile *o, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash, *base;
+	int dfd, r;
+
+	o->path = o->name = o->tmp = NULL;
+	o->fd = o->dfd = -1;
+	o->unnamed = 0;
+	if (strcmp(path, "-") == 0) {
+		o->fd = STDOUT_FILENO;
+		return 0;
+	}
+	slash = strrchr(path, '/');
+	base = slash ? slash + 1 : path;
+	if (!*base || strlen(path) >= PATH_MAX) {
+		errno = !*base ? EISDIR : ENAMETOOLONG;
+		return error_errno("cannot write \"%s\"", path);
+	}
+	if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	dfd = open_dir_walk(dir, path);
+	if (dfd < 0)
+		return -1;
+	r = outfile_openat(o, dfd, base, path);
+	close(dfd);
+	return r;
 }
 
 int outfile_write(struct outfile *o, const void *data, size_t n)
@@ -199,11 +350,8 @@ int outfile_commit(struct outfile *o)
 		goto err;
 	}
 	if (o->unnamed) {
-		const char *slash = strrchr(o->path, '/');
-
 		o->fd = fd; /* linkat names it through its descriptor */
-		if (outfile_make_tmp(o, slash ? (int)(slash - o->path + 1) : 0,
-				     slash ? slash + 1 : o->path) < 0) {
+		if (outfile_make_tmp(o) < 0) {
 			error_errno("cannot write \"%s\"", o->path);
 			close(fd);
 			outfile_release(o);
@@ -215,14 +363,14 @@ int outfile_commit(struct outfile *o)
 		error_errno("cannot write \"%s\"", o->path);
 		goto err;
 	}
-	if (rename(o->tmp, o->path) < 0) {
+	if (renameat(o->dfd, o->tmp, o->dfd, o->name) < 0) {
 		error_errno("cannot rename \"%s\" to \"%s\"", o->tmp, o->path);
 		goto err;
 	}
 	outfile_release(o);
 	return 0;
 err:
-	unlink(o->tmp);
+	unlinkat(o->dfd, o->tmp, 0);
 	outfile_release(o);
 	return -1;
 }
@@ -235,7 +383,7 @@ void outfile_abort(struct outfile *o)
 		if (o->fd >= 0)
 			close(o->fd);
 		if (!o->unnamed)
-			unlink(o->tmp); /* an unnamed file vanishes with its descriptor */
+			unlinkat(o->dfd, o->tmp, 0); /* an unnamed file vanishes with its descriptor */
 	}
 	outfile_release(o);
 }

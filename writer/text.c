@@ -2,12 +2,15 @@
  * text.c — the two text renderings. Both walk the model's samples once to
  * sort them (by count, or by thread id) and then print each stack from the
  * leaf up; a location's inlined lines print innermost first, as a
- * debugger's backtrace does.
+ * debugger's backtrace does. Every string from the profile (names,
+ * paths, the thread's name) goes through sanitize_buf(): a target chooses
+ * them, and these forms are read on terminals.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sanitize.h"
 #include "model/profile.h"
 #include "writer/text.h"
 
@@ -119,7 +122,7 @@ static int put_function(struct buf *out, const struct profile *p,
 	const struct profile_function *f = profile_function(p, loc->lines[i].function_id);
 	const char *name = f ? profile_string(p, f->name) : "";
 
-	int r = buf_puts(out, name);
+	int r = sanitize_buf(out, name);
 
 	/* The offset belongs to the outermost function of the address; as %#x writes it. */
 	if (r == 0 && i == loc->nlines - 1 && loc->symbol_offset >= 0)
@@ -139,7 +142,9 @@ static int put_source(struct buf *out, const struct profile *p, const struct pro
 	if (!*file || loc->lines[i].line <= 0)
 		return 0;
 	slash = base ? strrchr(file, '/') : NULL;
-	return buf_printf(out, "%s%s:%" PRId64, before, slash ? slash + 1 : file, loc->lines[i].line);
+	if (buf_puts(out, before) < 0 || sanitize_buf(out, slash ? slash + 1 : file) < 0)
+		return -1;
+	return buf_printf(out, ":%" PRId64, loc->lines[i].line);
 }
 
 /* " 0xADDR..." then the "#" frame lines and a blank line, as Go prints a record. */
@@ -264,7 +269,13 @@ static int put_program_labels(struct buf *out, const struct profile *p,
 		if (first)
 			r = buf_printf(out, "    labels:");
 		if (r == 0)
-			r = buf_printf(out, " %s=%s", key, profile_string(p, s->labels[i].str));
+			r = buf_puts(out, " ");
+		if (r == 0)
+			r = sanitize_buf(out, key);
+		if (r == 0)
+			r = buf_puts(out, "=");
+		if (r == 0)
+			r = sanitize_buf(out, profile_string(p, s->labels[i].str));
 		first = 0;
 	}
 	if (r == 0 && !first)
@@ -314,16 +325,21 @@ int text_write_dump(const struct profile *p, const char *title, struct buf *out)
 	o = sorted(p, "tid", 0, by_tid, &n);
 	if (!o)
 		return -1;
-	r = buf_printf(out, "%s\n", title);
+	r = sanitize_buf(out, title);
+	r = r ? r : buf_puts(out, "\n");
 	for (i = 0; i < n && r == 0; i++) {
 		const struct profile_sample *s = o[i].s;
 
 		name = label_str(p, s, "thread");
 		state = label_str(p, s, "state");
 		sc = label_str(p, s, "syscall");
-		r = buf_printf(out, "\nthread %" PRId64 " \"%s\" %s%s%s\n", o[i].key,
-			       name ? name : "?", state ? state : "",
-			       sc ? " in " : "", sc ? sc : "");
+		r = buf_printf(out, "\nthread %" PRId64 " \"", o[i].key);
+		r = r ? r : sanitize_buf(out, name ? name : "?");
+		r = r ? r : buf_puts(out, "\" ");
+		r = r ? r : sanitize_buf(out, state ? state : "");
+		r = r ? r : buf_puts(out, sc ? " in " : "");
+		r = r ? r : sanitize_buf(out, sc ? sc : "");
+		r = r ? r : buf_puts(out, "\n");
 		if (r == 0)
 			r = put_program_labels(out, p, s);
 		if (r == 0 && !s->nlocations)
@@ -344,7 +360,7 @@ int text_write_dump(const struct profile *p, const char *title, struct buf *out)
 					r = put_source(out, p, loc, k, " at ", 1);
 				if (r == 0 && m) {
 					r = buf_puts(out, " (");
-					r = r ? r : buf_puts(out, basename_of(profile_string(p, m->filename)));
+					r = r ? r : sanitize_buf(out, basename_of(profile_string(p, m->filename)));
 					r = r ? r : buf_puts(out, ")");
 				}
 				if (r == 0)

@@ -12,8 +12,10 @@
  *    (the model's call site + 1), because pprof's legacy parser subtracts
  *    one from every non-leaf address; its "#" lines hold call sites, as Go
  *    prints them;
- *  - every string printed comes from the profile; names are printed as
- *    they are, labels quoted like Go's %q.
+ *  - every string printed comes from the profile; names, paths and the
+ *    thread's name are printed with their control bytes escaped as \xNN
+ *    (common/sanitize.h: a target chooses them, a terminal reads them),
+ *    labels quoted like Go's %q.
  */
 #include "common/buf.h"
 

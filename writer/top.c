@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sanitize.h"
 #include "model/profile.h"
 #include "writer/top.h"
 
@@ -119,8 +120,11 @@ int top_write(const struct profile *p, size_t value, size_t n, struct buf *out)
 			r = put_value(out, t[i].cum, unit);
 		if (r == 0)
 			r = buf_printf(out, "%6.2f%%  ", total ? 100.0 * t[i].cum / total : 0);
+		/* A name is the target's to choose: its control bytes are escaped (a terminal reads this). */
 		if (r == 0 && t[i].id <= nf)
-			r = buf_printf(out, "%s\n", profile_string(p, fns[t[i].id - 1].name));
+			r = sanitize_buf(out, profile_string(p, fns[t[i].id - 1].name));
+		if (r == 0 && t[i].id <= nf)
+			r = buf_puts(out, "\n");
 		else if (r == 0)
 			r = buf_printf(out, "%#" PRIx64 "\n",
 				       profile_location(p, t[i].id - nf)->address);

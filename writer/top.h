@@ -7,6 +7,7 @@
  *
  * Invariants:
  *  - a function counts once per sample in cum however often it recurses;
+ *  - names are printed with their control bytes escaped (common/sanitize.h);
  *  - values print in their unit: nanoseconds as ms or s, bytes as kB, MB
  *    or GB, counts as they are.
  */

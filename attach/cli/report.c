@@ -1,7 +1,9 @@
 /*
  * report.c — messages about captures. JSON is written by hand: the few
  * fields are numbers and strings, which are escaped here (a path, or a
- * label key the program chose, may hold any byte but NUL).
+ * label key the program chose, may hold any byte but NUL). What goes to
+ * the terminal (--stats, --top) has its strings' control bytes escaped
+ * (common/sanitize.h), as err.c's lines do.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "attach/engine/target.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/sanitize.h"
 #include "model/profile.h"
 #include "writer/top.h"
 
@@ -130,8 +133,13 @@ void report_stats(const struct capture_report *r)
 	const struct sampler_results *sm = &r->sm;
 
 	report_lines(&r->rec);
-	if (r->sampler)
-		fprintf(stderr, "cprof-attach: stats: sampler %s: %s\n", r->sampler, r->sampler_why);
+	if (r->sampler) {
+		char why[sizeof(r->sampler_why) * 4];
+
+		/* The reason may quote a path or a message from the system: escaped, as err.c's. */
+		sanitize_str(why, sizeof(why), r->sampler_why);
+		fprintf(stderr, "cprof-attach: stats: sampler %s: %s\n", r->sampler, why);
+	}
 	if (r->perf) {
 		report_perf(r);
 		return;

@@ -26,6 +26,7 @@
 #include "attach/push/spool.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/privdir.h"
 #include "common/proc.h"
 
 #define PENDING_MAX 4096u /* captures whose outcome is awaited: 2.8 days at 1/min; a --summary json line each, usually ~1 KiB (series.c caps it at 64 KiB) */
@@ -349,10 +350,18 @@ int push_start(struct push **pp, const struct push_options *po, const struct tar
 	snprintf(p->kind, sizeof(p->kind), "%s", kind);
 	snprintf(p->run, sizeof(p->run), "%d.%llu", (int)getpid(),
 		 (unsigned long long)(clock_real_ns() / 1000000000ull));
+	/*
+	 * The default is the user's own cache directory, never a fixed name in
+	 * a shared directory like /tmp, which another user could make first.
+	 */
+	if (!po->spool && !privdir_cache("spool", dir, sizeof(dir))) {
+		error("no spool directory: neither XDG_CACHE_HOME nor HOME is an absolute path; "
+		      "give one with --spool DIR");
+		goto err;
+	}
 	if (push_name_build(po, t, p->name, sizeof(p->name)) < 0 || request_global_init() < 0 ||
-	    request_init(&p->rq, &rc) < 0 ||
-	    spool_open(&p->sp, po->spool ? po->spool : push_spool_default(dir, sizeof(dir)),
-		       po->spool_max) < 0 ||
+	    request_init(&p->rq, &rc) < 0 || spool_open(&p->sp, po->spool ? po->spool : dir,
+							 po->spool_max) < 0 ||
 	    spool_lock_run(p->sp, p->run) < 0)
 		goto err;
 	/* The uploader takes no signal: they are the series' (read from a signalfd). */

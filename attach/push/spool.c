@@ -5,7 +5,10 @@
  * the capture itself, and it needs no index file that a crash could leave
  * inconsistent with the directory. Locks are flock(2) on the data file,
  * released by the kernel when a process dies, so a SIGKILLed cprof-attach
- * leaves no entry stuck.
+ * leaves no entry stuck. Every name is used relative to the directory's
+ * descriptor, opened and checked once (common/privdir.h): renaming the
+ * directory away and planting another, or a symlink, at its path later
+ * changes nothing for this run.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,14 +30,21 @@
 #define META_EXT ".meta"
 
 struct spool {
-	char dir[PATH_MAX - SPOOL_STEM_MAX - 32];
+	char dir[PATH_MAX - SPOOL_STEM_MAX - 32]; /* for messages */
+	int dfd;                                  /* the directory, checked */
 	uint64_t cap;
-	char lock[PATH_MAX]; /* this run's lock file, "" when none */
+	char lock[NAME_MAX + 1]; /* this run's lock file in dfd, "" when none */
 	int lock_fd;
 };
 
 static int spool_path(const struct spool *sp, const char *stem, const char *ext, char *out,
 		      size_t cap);
+
+/* Open name in the spool for reading: a regular file, no link followed, no blocking open. */
+static int spool_open_file(const struct spool *sp, const char *name)
+{
+	return openat(sp->dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+}
 
 int spool_open(struct spool **sp, const char *dir, uint64_t cap)
 {
@@ -53,10 +63,12 @@ int spool_open(struct spool **sp, const char *dir, uint64_t cap)
 	fd = privdir_open(dir, "spool directory", 1, why, sizeof(why));
 	if (fd < 0)
 		return error("%s", why);
-	close(fd);
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s) {
+		close(fd);
 		return error("out of memory");
+	}
+	s->dfd = fd;
 	memcpy(s->dir, dir, strlen(dir) + 1);
 	s->cap = cap;
 	s->lock_fd = -1;
@@ -67,27 +79,28 @@ int spool_open(struct spool **sp, const char *dir, uint64_t cap)
 void spool_release(struct spool *sp)
 {
 	if (sp->lock_fd >= 0) {
-		unlink(sp->lock);
+		unlinkat(sp->dfd, sp->lock, 0);
 		close(sp->lock_fd);
 	}
+	close(sp->dfd);
 	free(sp);
 }
 
 int spool_lock_run(struct spool *sp, const char *run)
 {
-	char tmp[PATH_MAX];
+	char tmp[NAME_MAX + 1];
 	int fd, n;
 
-	n = snprintf(sp->lock, sizeof(sp->lock), "%s/.run-%s.lock", sp->dir, run);
+	n = snprintf(sp->lock, sizeof(sp->lock), ".run-%s.lock", run);
 	if (n < 0 || (size_t)n >= sizeof(sp->lock) ||
 	    snprintf(tmp, sizeof(tmp), "%s.tmp", sp->lock) >= (int)sizeof(tmp))
 		return error("spool directory \"%s\": name too long", sp->dir);
-	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = openat(sp->dfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return error_errno("cannot create a lock in the spool directory \"%s\"", sp->dir);
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || rename(tmp, sp->lock) < 0) {
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || renameat(sp->dfd, tmp, sp->dfd, sp->lock) < 0) {
 		error_errno("cannot lock the spool directory \"%s\"", sp->dir);
-		unlink(tmp);
+		unlinkat(sp->dfd, tmp, 0);
 		close(fd);
 		return -1;
 	}
@@ -97,27 +110,29 @@ int spool_lock_run(struct spool *sp, const char *run)
 
 int spool_run_alive(const struct spool *sp, const char *run)
 {
-	char path[PATH_MAX];
+	char path[NAME_MAX + 1];
 	int fd, n, alive;
 
-	n = snprintf(path, sizeof(path), "%s/.run-%s.lock", sp->dir, run);
+	n = snprintf(path, sizeof(path), ".run-%s.lock", run);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = spool_open_file(sp, path);
 	if (fd < 0)
 		return 0;
 	alive = flock(fd, LOCK_SH | LOCK_NB) < 0;
 	if (!alive)
-		unlink(path); /* a run that died: its lock file is left over */
+		unlinkat(sp->dfd, path, 0); /* a run that died: its lock file is left over */
 	close(fd);
 	return alive;
 }
 
 int spool_has(const struct spool *sp, const char *stem)
 {
-	char path[PATH_MAX];
+	char path[NAME_MAX + 1];
+	struct stat st;
 
-	return spool_path(sp, stem, DATA_EXT, path, sizeof(path)) == 0 && access(path, F_OK) == 0;
+	return spool_path(sp, stem, DATA_EXT, path, sizeof(path)) == 0 &&
+	       fstatat(sp->dfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 const char *spool_dir(const struct spool *sp)
@@ -125,13 +140,14 @@ const char *spool_dir(const struct spool *sp)
 	return sp->dir;
 }
 
-/* DIR/STEM.EXT into out; -1 when it does not fit. */
+/* STEM.EXT, the name in the directory, into out; -1 when it does not fit or is not one name. */
 static int spool_path(const struct spool *sp, const char *stem, const char *ext, char *out,
 		      size_t cap)
 {
-	int n = snprintf(out, cap, "%s/%s%s", sp->dir, stem, ext);
+	int n = snprintf(out, cap, "%s%s", stem, ext);
 
-	return n < 0 || (size_t)n >= cap ? -1 : 0;
+	(void)sp;
+	return n < 0 || (size_t)n >= cap || strchr(out, '/') || stem[0] == '.' ? -1 : 0;
 }
 
 static int stem_cmp(const void *a, const void *b)
@@ -145,11 +161,17 @@ long spool_list(struct spool *sp, char (**stems)[SPOOL_STEM_MAX])
 	size_t n = 0, cap = 0, l;
 	struct dirent *de;
 	DIR *d;
+	int fd;
 
 	*stems = NULL;
-	d = opendir(sp->dir);
-	if (!d)
+	fd = openat(sp->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return -1;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
 	while ((de = readdir(d)) && n < SPOOL_LIST_MAX) {
 		l = strlen(de->d_name);
 		/* Only our names: a digit first (the start time), hidden temporaries left alone. */
@@ -181,13 +203,15 @@ long spool_list(struct spool *sp, char (**stems)[SPOOL_STEM_MAX])
 /* Bytes the entry takes (data and metadata); 0 when it is gone. */
 static uint64_t spool_entry_size(const struct spool *sp, const char *stem)
 {
-	char path[PATH_MAX];
+	char path[NAME_MAX + 1];
 	struct stat st;
 	uint64_t n = 0;
 
-	if (spool_path(sp, stem, DATA_EXT, path, sizeof(path)) == 0 && stat(path, &st) == 0)
+	if (spool_path(sp, stem, DATA_EXT, path, sizeof(path)) == 0 &&
+	    fstatat(sp->dfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		n += (uint64_t)st.st_size;
-	if (spool_path(sp, stem, META_EXT, path, sizeof(path)) == 0 && stat(path, &st) == 0)
+	if (spool_path(sp, stem, META_EXT, path, sizeof(path)) == 0 &&
+	    fstatat(sp->dfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		n += (uint64_t)st.st_size;
 	return n;
 }
@@ -195,23 +219,23 @@ static uint64_t spool_entry_size(const struct spool *sp, const char *stem)
 /* Remove an entry's files, the data file last (it is what makes an entry). */
 static void spool_unlink(const struct spool *sp, const char *stem)
 {
-	char path[PATH_MAX];
+	char path[NAME_MAX + 1];
 
 	if (spool_path(sp, stem, META_EXT, path, sizeof(path)) == 0)
-		unlink(path);
+		unlinkat(sp->dfd, path, 0);
 	if (spool_path(sp, stem, DATA_EXT, path, sizeof(path)) == 0)
-		unlink(path);
+		unlinkat(sp->dfd, path, 0);
 }
 
 /* Drop stem unless another process is sending it. 1 when dropped. */
 static int spool_drop_one(const struct spool *sp, const char *stem)
 {
-	char path[PATH_MAX];
+	char path[NAME_MAX + 1];
 	int fd;
 
 	if (spool_path(sp, stem, DATA_EXT, path, sizeof(path)) < 0)
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = spool_open_file(sp, path);
 	if (fd < 0)
 		return 0;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -227,12 +251,13 @@ static int spool_drop_one(const struct spool *sp, const char *stem)
 static int spool_write(const struct spool *sp, const char *stem, const char *ext, const void *data,
 		       size_t len)
 {
-	char path[PATH_MAX];
+	char path[NAME_MAX + 1], shown[PATH_MAX + NAME_MAX + 2];
 	struct outfile o;
 
 	if (spool_path(sp, stem, ext, path, sizeof(path)) < 0)
 		return error("spool entry \"%s\": name too long", stem);
-	if (outfile_open(&o, path) < 0)
+	snprintf(shown, sizeof(shown), "%s/%s", sp->dir, path);
+	if (outfile_openat(&o, sp->dfd, path, shown) < 0)
 		return -1;
 	if (outfile_write(&o, data, len) < 0) {
 		outfile_abort(&o);
@@ -291,7 +316,7 @@ int spool_add(struct spool *sp, const char *stem, const struct spool_meta *m, co
 
 int spool_take(struct spool *sp, const char *stem, struct spool_item *it)
 {
-	char path[PATH_MAX], meta[SPOOL_META_MAX + 1];
+	char path[NAME_MAX + 1], meta[SPOOL_META_MAX + 1];
 	struct stat st;
 	ssize_t r;
 	int fd, mfd;
@@ -302,7 +327,7 @@ int spool_take(struct spool *sp, const char *stem, struct spool_item *it)
 	if (strlen(stem) >= sizeof(it->stem) || spool_path(sp, stem, DATA_EXT, path, sizeof(path)) < 0)
 		return 2;
 	memcpy(it->stem, stem, strlen(stem) + 1);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = spool_open_file(sp, path);
 	if (fd < 0)
 		return 1;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &st) < 0 || st.st_nlink == 0) {
@@ -315,10 +340,10 @@ int spool_take(struct spool *sp, const char *stem, struct spool_item *it)
 		goto bad;
 	if (spool_path(sp, stem, META_EXT, path, sizeof(path)) < 0)
 		goto bad;
-	mfd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	mfd = spool_open_file(sp, path);
 	if (mfd < 0)
 		goto bad;
-	r = read(mfd, meta, sizeof(meta));
+	r = fstat(mfd, &st) == 0 && S_ISREG(st.st_mode) ? read(mfd, meta, sizeof(meta)) : -1;
 	close(mfd);
 	if (r < 0 || (size_t)r > SPOOL_META_MAX || spool_meta_parse(meta, (size_t)r, &it->meta) < 0)
 		goto bad;

@@ -25,7 +25,12 @@
  *    temporary name, locked, renamed); a run whose lock is absent or
  *    unlocked is over, and its entries are anyone's;
  *  - nothing read back (names, metadata, data) is trusted: metadata goes
- *    through spool_meta_parse(), sizes are capped.
+ *    through spool_meta_parse(), sizes are capped, files are opened
+ *    without following a link or blocking on a FIFO;
+ *  - the directory is checked once by spool_open() (common/privdir.h:
+ *    ours, not a link, writable by no one else) and every entry is then
+ *    named relative to that descriptor, never by a path again: what was
+ *    checked is what is used, whatever is moved or planted at the path.
  */
 #include <stddef.h>
 #include <stdint.h>

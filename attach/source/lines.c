@@ -80,7 +80,7 @@ static struct linetab *obj_table(struct lines_pass *p, struct space_obj *o)
 	if (!(p->tried[o->index] & 2)) {
 		p->tried[o->index] |= 2;
 		if (p->lc && !o->is_vdso && o->img)
-			p->tabs[o->index] = linecache_table(p->lc, o->build_id);
+			p->tabs[o->index] = linecache_table(p->lc, o->build_id, o->dev, o->inode);
 	}
 	return p->tabs[o->index];
 }
@@ -104,8 +104,9 @@ static size_t chain_of(struct recorder *r, struct lines_pass *p, struct space_ob
 		return 0;
 	n = dwlines_lookup(l, addr - o->bias, f, DWLINES_MAX_FRAMES);
 	r->stats.lines_dwarf++;
-	if (t)
-		linetab_put(t, addr - o->bias, f, n); /* best effort: a full table keeps what it has */
+	/* Kept only from a file the target could not have written (linecache.h); best effort. */
+	if (t && linecache_trusted(l, o->build_id))
+		linetab_put(t, addr - o->bias, f, n);
 	return n;
 }
 

@@ -3,7 +3,7 @@
 # stripped copy of tests/targets/lines (its DWARF in a .gnu_debuglink file
 # beside it), stopped with SIGSTOP so that every snapshot sees the same
 # stacks: a first snapshot looks its lines up in DWARF and writes
-# $XDG_CACHE_HOME/cprof/lines/BUILDID.lines (mode 0600 in a 0700
+# $XDG_CACHE_HOME/cprof/lines/BUILDID-DEV-INODE.lines (mode 0600 in a 0700
 # directory); a second takes every line from the cache (--stats: none
 # looked up in DWARF; strace: the debug file opened once fewer, libdw's
 # open gone) and its dump is byte-identical to the first's; with the
@@ -22,7 +22,7 @@ DIR=$XDG_CACHE_HOME/cprof/lines
 mkdir -p "$WORK/lc"
 cp "$TARGETS/lines-link" "$TARGETS/lines-link.debug" "$WORK/lc/"
 bid=$(readelf -n "$WORK/lc/lines-link" | awk '/Build ID/ { print $3 }')
-FILE=$DIR/$bid.lines
+FILE= # the cache file, $DIR/$bid-DEV-INODE.lines: named once written
 
 "$WORK/lc/lines-link" >"$WORK/lc.out" 2>&1 &
 TPID=$!
@@ -51,6 +51,7 @@ check "first snapshot: nap inlined at lines.c:$NAP, from the debug link" has_nap
 echo "first: $(cached "$WORK/s1.txt") from the cache, $(dwarf "$WORK/s1.txt") from DWARF"
 check "first snapshot: nothing from the empty cache" [ "$(cached "$WORK/s1.txt")" = 0 ]
 check "first snapshot: lines looked up in DWARF" [ "$(dwarf "$WORK/s1.txt")" -gt 0 ]
+FILE=$(echo "$DIR/$bid"-*.lines)
 check "the cache file for build ID $bid was written" [ -s "$FILE" ]
 check "the cache file is mode 0600, its directory 0700" \
 	sh -c "[ \$(stat -c %a '$FILE') = 600 ] && [ \$(stat -c %a '$DIR') = 700 ]"
@@ -132,7 +133,7 @@ check "without a build ID: looked up in DWARF again ($(dwarf "$WORK/n2.txt") add
 nbaddr=$(grep '(lines-nobid)$' "$WORK/n2.txt" | awk '{ print $2 }' | sort -u | wc -l)
 check "... every one of its $nbaddr addresses" [ "$(dwarf "$WORK/n2.txt")" -ge "$nbaddr" ]
 check "... and no cache file for it: only build IDs' names there" \
-	sh -c "! ls '$DIR' | grep -vqE '^[0-9a-f]+\.lines\$'"
+	sh -c "! ls '$DIR' | grep -vqE '^[0-9a-f]+-[0-9a-f]+-[0-9a-f]+\.lines\$'"
 kill -9 "$nb"
 wait "$nb" 2>/dev/null
 

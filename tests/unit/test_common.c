@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -30,6 +31,8 @@
 #include "common/dynlib.h"
 #include "common/fnv.h"
 #include "common/proc.h"
+#include "common/sanitize.h"
+#include "common/err.h"
 #include "common/waitcost.h"
 
 static void test_fnv_vectors(void **state)
@@ -245,6 +248,50 @@ static void test_proc_schedstat(void **state)
 	assert_int_equal(proc_schedstat("", &cpu, &n), -1);
 }
 
+/* Control bytes escaped, everything else (UTF-8 too) copied; never half an escape. */
+static void test_sanitize(void **state)
+{
+	char out[64];
+	struct buf b;
+	int fds[2], saved;
+	ssize_t n;
+
+	(void)state;
+	assert_int_equal(sanitize_str(out, sizeof(out), "plain caf\303\251 \342\202\254"), 15);
+	assert_string_equal(out, "plain caf\303\251 \342\202\254");
+	sanitize_str(out, sizeof(out), "a\033[31mb\tc\nd\177e\302\233f\302\240g");
+	assert_string_equal(out, "a\\x1b[31mb\\x09c\\x0ad\\x7fe\\xc2\\x9bf\302\240g");
+	/* Cut where an escape does not fit whole. */
+	assert_int_equal(sanitize_str(out, 6, "ab\033cd"), 2);
+	assert_string_equal(out, "ab");
+	assert_int_equal(sanitize_str(out, 1, "ab"), 0);
+	assert_string_equal(out, "");
+	buf_init(&b, 1 << 10);
+	assert_int_equal(sanitize_buf(&b, "x\033y"), 0);
+	assert_int_equal(sanitize_buf(&b, ""), 0);
+	assert_int_equal(sanitize_buf(&b, "\007"), 0);
+	assert_string_equal((char *)b.data, "x\\x1by\\x07");
+	buf_release(&b);
+	buf_init(&b, 5);
+	assert_int_equal(sanitize_buf(&b, "ab\033"), -1); /* the limit, never overrun */
+	assert_true(b.len <= 5);
+	buf_release(&b);
+	/* err.c's lines: one line, the control bytes of what they name escaped. */
+	assert_int_equal(pipe(fds), 0);
+	saved = dup(2);
+	dup2(fds[1], 2);
+	err_set_prog("cprof-test");
+	error("cannot open \"%s\"", "/tmp/\033[2J\nfake line");
+	dup2(saved, 2);
+	close(saved);
+	close(fds[1]);
+	n = read(fds[0], out, sizeof(out) - 1);
+	close(fds[0]);
+	assert_true(n > 0);
+	out[n] = 0;
+	assert_string_equal(out, "cprof-test: cannot open \"/tmp/\\x1b[2J\\x0afake line\"\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_waitcost_measured),
 		cmocka_unit_test(test_proc_stat_times),
 		cmocka_unit_test(test_proc_schedstat),
+		cmocka_unit_test(test_sanitize),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

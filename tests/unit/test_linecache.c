@@ -9,7 +9,10 @@
  * directory is refused when it is a symlink, someone else's or writable
  * by others; a corrupt file is replaced by a valid one; two caches
  * flushing one build ID both leave a valid file holding both's entries;
- * the directory is trimmed to its cap, oldest first.
+ * the directory is trimmed to its cap, oldest first; an object with the
+ * same build ID at another inode sees none of another's entries; only
+ * lines from a file of root's or ours, writable by no one else, with the
+ * object's build ID, may be kept.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,10 +32,14 @@
 #include "common/buf.h"
 #include "common/fnv.h"
 #include "common/privdir.h"
+#include "unwind/dwlines.h"
 #include "unwind/linecache.h"
 #include "unwind/linetab.h"
 
 #define BID "93ac61ec5a8eb1396f9fbd350e3169a558528a40"
+#define DEV 0x803
+#define INO 0x12345
+#define IDENT "-803-12345" /* what the file name adds to the build ID */
 
 static const struct dwlines_frame chain3[] = {
 	{ "mix", "/src/lines.c", 10, 12 },
@@ -251,6 +258,8 @@ static void test_keys_and_caps(void **state)
 	assert_null(linetab_new("a"));
 	assert_null(linetab_new("ABCD")); /* lowercase only, as elfimg writes it */
 	assert_null(linetab_new("../etc"));
+	assert_null(linetab_new("-ab")); /* a key's '-' separates its parts, never leads */
+	assert_true(linetab_key_ok("ab-803-12345"));
 	assert_null(linetab_new(NULL));
 	assert_false(linetab_key_ok("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 				    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0"));
@@ -342,18 +351,22 @@ static void test_privdir(void **state)
 	assert_string_equal(privdir_cache("lines", d, sizeof(d)), "/home/u/.cache/cprof/lines");
 	unsetenv("HOME");
 	unsetenv("XDG_CACHE_HOME");
-	assert_null(privdir_cache("lines", d, sizeof(d)));
+	/* Neither: root's own cache directory, else none (never a shared /tmp path). */
+	if (geteuid() == 0)
+		assert_string_equal(privdir_cache("lines", d, sizeof(d)), "/var/cache/cprof/lines");
+	else
+		assert_null(privdir_cache("lines", d, sizeof(d)));
 }
 
 static size_t file_entries(const char *d)
 {
 	char p[400];
 	struct buf b;
-	struct linetab *t = linetab_new(BID);
+	struct linetab *t = linetab_new(BID IDENT);
 	size_t added = 0;
 	int fd;
 
-	snprintf(p, sizeof(p), "%s/" BID ".lines", d);
+	snprintf(p, sizeof(p), "%s/" BID IDENT ".lines", d);
 	fd = open(p, O_RDONLY);
 	assert_true(fd >= 0);
 	buf_init(&b, LINETAB_MAX_BYTES);
@@ -377,9 +390,9 @@ static void test_cache_dir(void **state)
 	path_of(d, sizeof(d), "cache/cprof/lines");
 	/* A corrupt file is ignored, then replaced by a valid one. */
 	c1 = linecache_new(d);
-	assert_null(linecache_table(c1, "not hex"));
-	assert_null(linecache_table(c1, "")); /* no build ID: not cached */
-	t1 = linecache_table(c1, BID);
+	assert_null(linecache_table(c1, "not hex", DEV, INO));
+	assert_null(linecache_table(c1, "", DEV, INO)); /* no build ID: not cached */
+	t1 = linecache_table(c1, BID, DEV, INO);
 	assert_non_null(t1);
 	assert_int_equal(linetab_count(t1), 0);
 	assert_int_equal(linetab_put(t1, 0x10, chain3, 3), 0);
@@ -387,17 +400,17 @@ static void test_cache_dir(void **state)
 	assert_int_equal(stat(d, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
 	assert_int_equal(file_entries(d), 1);
-	snprintf(p, sizeof(p), "%s/" BID ".lines", d);
+	snprintf(p, sizeof(p), "%s/" BID IDENT ".lines", d);
 	fd = open(p, O_WRONLY | O_TRUNC);
 	assert_int_equal(write(fd, "garbage", 7), 7);
 	close(fd);
 	linecache_free(c1);
 	c1 = linecache_new(d);
-	t1 = linecache_table(c1, BID);
+	t1 = linecache_table(c1, BID, DEV, INO);
 	assert_int_equal(linetab_count(t1), 0);
 	/* Two runs, each with its own address, flushing one after the other. */
 	c2 = linecache_new(d);
-	t2 = linecache_table(c2, BID);
+	t2 = linecache_table(c2, BID, DEV, INO);
 	assert_int_equal(linetab_put(t1, 0x10, chain3, 3), 0);
 	assert_int_equal(linetab_put(t2, 0x20, chain3 + 1, 2), 0);
 	assert_int_equal(linecache_flush(c1), 0);
@@ -405,8 +418,11 @@ static void test_cache_dir(void **state)
 	assert_int_equal(file_entries(d), 2);
 	/* A third run reads both, and finds them where they were put. */
 	c3 = linecache_new(d);
-	assert_chain(linecache_table(c3, BID), 0x10, chain3, 3);
-	assert_chain(linecache_table(c3, BID), 0x20, chain3 + 1, 2);
+	assert_chain(linecache_table(c3, BID, DEV, INO), 0x10, chain3, 3);
+	assert_chain(linecache_table(c3, BID, DEV, INO), 0x20, chain3 + 1, 2);
+	/* Another object claiming the same build ID (another inode) sees none of it. */
+	assert_int_equal(linetab_count(linecache_table(c3, BID, DEV, INO + 1)), 0);
+	assert_int_equal(linetab_count(linecache_table(c3, BID, DEV + 1, INO)), 0);
 	/* Nothing new: no temporary file is left, nothing is rewritten. */
 	assert_int_equal(linecache_flush(c3), 0);
 	linecache_free(c1);
@@ -415,7 +431,7 @@ static void test_cache_dir(void **state)
 	/* A directory others may write to is refused: no table, no file. */
 	assert_int_equal(chmod(d, 0770), 0);
 	c1 = linecache_new(d);
-	assert_null(linecache_table(c1, "abcd"));
+	assert_null(linecache_table(c1, "abcd", DEV, INO));
 	assert_int_equal(linecache_flush(c1), 0);
 	linecache_free(c1);
 	assert_int_equal(chmod(d, 0700), 0);
@@ -449,7 +465,7 @@ static void test_trim(void **state)
 	close(fd);
 	c = linecache_new(d);
 	snprintf(id, sizeof(id), "ffffffff");
-	assert_int_equal(linetab_put(linecache_table(c, id), 1, chain3, 1), 0);
+	assert_int_equal(linetab_put(linecache_table(c, id, DEV, INO), 1, chain3, 1), 0);
 	assert_int_equal(linecache_flush(c), 0);
 	linecache_free(c);
 	dd = opendir(d);
@@ -457,10 +473,51 @@ static void test_trim(void **state)
 		n += de->d_name[0] != '.';
 	closedir(dd);
 	assert_int_equal(n, LINECACHE_DIR_FILES);
-	snprintf(p, sizeof(p), "%s/ffffffff.lines", d);
+	snprintf(p, sizeof(p), "%s/ffffffff" IDENT ".lines", d);
 	assert_int_equal(access(p, F_OK), 0); /* the new one stays */
 	snprintf(p, sizeof(p), "%s/.dead.1.tmp", d);
 	assert_int_equal(access(p, F_OK), -1);
+}
+
+/*
+ * Whose lines are kept: a file owned by root or by us, writable by no one
+ * else, with the object's build ID; not one another user owns or may
+ * write, nor one whose build ID is not the object's.
+ */
+static void test_trusted(void **state)
+{
+	char copy[300], hex[LINETAB_MAX_BUILD_ID + 1], cmd[700];
+	struct dwlines *l;
+	struct stat st;
+
+	(void)state;
+	path_of(copy, sizeof(copy), "self-copy");
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe '%s'", (int)getpid(), copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chmod(copy, 0644), 0);
+	l = dwlines_open(open(copy, O_RDONLY | O_CLOEXEC), 0);
+	assert_non_null(l);
+	assert_int_equal(dwlines_file(l, &st, hex, sizeof(hex)), 0);
+	assert_true(linetab_key_ok(hex));
+	assert_true(linecache_trusted(l, hex));
+	assert_false(linecache_trusted(l, BID));  /* another object's build ID */
+	assert_false(linecache_trusted(l, NULL));
+	assert_false(linecache_trusted(NULL, hex));
+	dwlines_free(l);
+	/* Writable by the group: someone else could have put its lines there. */
+	assert_int_equal(chmod(copy, 0664), 0);
+	l = dwlines_open(open(copy, O_RDONLY | O_CLOEXEC), 0);
+	assert_false(linecache_trusted(l, hex));
+	dwlines_free(l);
+	assert_int_equal(chmod(copy, 0644), 0);
+	if (geteuid() == 0) {
+		/* Another user's file: its word, for its own profile only. */
+		assert_int_equal(chown(copy, 12345, 12345), 0);
+		l = dwlines_open(open(copy, O_RDONLY | O_CLOEXEC), 0);
+		assert_false(linecache_trusted(l, hex));
+		dwlines_free(l);
+	}
+	unlink(copy);
 }
 
 int main(void)
@@ -473,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_privdir),
 		cmocka_unit_test(test_cache_dir),
 		cmocka_unit_test(test_trim),
+		cmocka_unit_test(test_trusted),
 	};
 
 	return cmocka_run_group_tests(tests, dir_setup, dir_teardown);

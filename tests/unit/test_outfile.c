@@ -1,8 +1,9 @@
 /*
  * test_outfile.c — atomic output: nothing at the final path before commit,
  * the whole content after it, no temporary file left either way, failures
- * found at open, and the mode 0666 less the umask. Each test works in its
- * own fresh directory under /tmp.
+ * found at open, and the mode 0666 less the umask; in a sticky directory
+ * others may write to, another user's FIFO or link is refused. Each test
+ * works in its own fresh directory under /tmp.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -303,6 +304,96 @@ static void test_special_file(void **state)
 	assert_int_equal(entries(d->path, NULL, 0), 1);
 }
 
+/*
+ * A sticky directory others may write to, like /tmp: a FIFO, a device or a
+ * symbolic link another user planted at the path is refused at once (no
+ * open that could block, nothing written through the link); one of ours
+ * is used; a regular file of another user is replaced, not written into.
+ */
+static void test_shared_dir(void **state)
+{
+	struct dir *d = *state;
+	struct outfile o;
+	struct stat st;
+	char msg[512], victim[160];
+	int rd, fd;
+
+	if (geteuid() != 0) {
+		skip();
+		return;
+	}
+	assert_int_equal(chmod(d->path, 01777), 0);
+	snprintf(victim, sizeof(victim), "%s/victim", d->path);
+	fd = open(victim, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	/* Another user's FIFO: refused without opening it (no reader: an open would block). */
+	assert_int_equal(mkfifo(d->file, 0666), 0);
+	assert_int_equal(lchown(d->file, 65534, 65534), 0);
+	assert_int_equal(open_captured(&o, d->file, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "it is a FIFO of another user (uid 65534)"));
+	assert_int_equal(o.fd, -1);
+	/* Ours: written into, as asked. */
+	assert_int_equal(lchown(d->file, 0, 0), 0);
+	rd = open(d->file, O_RDONLY | O_NONBLOCK);
+	assert_int_equal(outfile_open(&o, d->file), 0);
+	assert_int_equal(outfile_write(&o, "ok", 2), 0);
+	assert_int_equal(outfile_commit(&o), 0);
+	close(rd);
+	assert_int_equal(unlink(d->file), 0);
+	/* Another user's link to our file: refused, the file untouched. */
+	assert_int_equal(symlink(victim, d->file), 0);
+	assert_int_equal(lchown(d->file, 65534, 65534), 0);
+	assert_int_equal(open_captured(&o, d->file, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "it is a symbolic link of another user (uid 65534)"));
+	/* ... and to a device. */
+	assert_int_equal(unlink(d->file), 0);
+	assert_int_equal(symlink("/dev/null", d->file), 0);
+	assert_int_equal(lchown(d->file, 65534, 65534), 0);
+	assert_int_equal(open_captured(&o, d->file, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "symbolic link of another user"));
+	assert_int_equal(unlink(d->file), 0);
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	/* Another user's regular file: replaced by ours (a new inode), never written into. */
+	fd = open(d->file, O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(fchown(fd, 65534, 65534), 0);
+	close(fd);
+	assert_int_equal(unlink(victim), 0);
+	assert_int_equal(link(d->file, victim), 0); /* a second name, to see the old inode by */
+	assert_int_equal(outfile_open(&o, d->file), 0);
+	assert_int_equal(outfile_write(&o, "new", 3), 0);
+	assert_int_equal(outfile_commit(&o), 0);
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 0); /* the hard link still holds the old, empty file */
+	expect_content(d->file, "new");
+	assert_int_equal(stat(d->file, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	/* Another user's link on the way: DIR/sub/out.pb.gz with sub a link to root's directory. */
+	{
+		char real[160], sub[160], out[200];
+
+		snprintf(real, sizeof(real), "%s/real", d->path);
+		snprintf(sub, sizeof(sub), "%s/sub", d->path);
+		snprintf(out, sizeof(out), "%s/out.pb.gz", sub);
+		assert_int_equal(mkdir(real, 0755), 0);
+		assert_int_equal(symlink(real, sub), 0);
+		assert_int_equal(lchown(sub, 65534, 65534), 0);
+		assert_int_equal(open_captured(&o, out, msg, sizeof(msg)), -1);
+		assert_non_null(strstr(msg, "\"sub\" is a symbolic link of another user (uid 65534)"));
+		/* Ours: followed. */
+		assert_int_equal(lchown(sub, 0, 0), 0);
+		assert_int_equal(outfile_open(&o, out), 0);
+		assert_int_equal(outfile_commit(&o), 0);
+		snprintf(out, sizeof(out), "%s/out.pb.gz", real);
+		assert_int_equal(unlink(out), 0);
+		assert_int_equal(unlink(sub), 0);
+		assert_int_equal(rmdir(real), 0);
+	}
+	assert_int_equal(chmod(d->path, 0700), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +406,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_umask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_special_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_dir, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

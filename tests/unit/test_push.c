@@ -202,6 +202,38 @@ static void test_spool(void **state)
 		assert_int_equal(symlink(sub, link), 0);
 		assert_int_equal(spool_open(&sp, link, 1000), -1);
 	}
+	/*
+	 * The directory swapped after the check (renamed away, another user's
+	 * directory linked in its place): the spool keeps to the one it
+	 * checked, and nothing is written or read at the planted path.
+	 */
+	{
+		char moved[300], planted[300], path[400];
+		struct stat st;
+
+		snprintf(moved, sizeof(moved), "%s/moved", dir);
+		snprintf(planted, sizeof(planted), "%s/planted", dir);
+		assert_int_equal(mkdir(planted, 0777), 0);
+		ndropped = 0;
+		assert_int_equal(spool_open(&sp, sub, 100000), 0);
+		assert_int_equal(rename(sub, moved), 0);
+		assert_int_equal(symlink(planted, sub), 0);
+		assert_int_equal(spool_lock_run(sp, "9.9"), 0);
+		assert_int_equal(spool_add(sp, "00000000000000000009-r-9", &m, data, 100, on_drop, NULL), 0);
+		assert_true(spool_has(sp, "00000000000000000009-r-9"));
+		snprintf(path, sizeof(path), "%s/00000000000000000009-r-9.pb.gz", moved);
+		assert_int_equal(stat(path, &st), 0);
+		snprintf(path, sizeof(path), "%s/00000000000000000009-r-9.pb.gz", planted);
+		assert_int_equal(stat(path, &st), -1);
+		snprintf(path, sizeof(path), "%s/.run-9.9.lock", planted);
+		assert_int_equal(stat(path, &st), -1);
+		assert_int_equal(spool_take(sp, "00000000000000000009-r-9", &it), 0);
+		assert_int_equal(it.data.len, 100);
+		spool_done(sp, &it, 1);
+		snprintf(path, sizeof(path), "%s/00000000000000000009-r-9.pb.gz", moved);
+		assert_int_equal(stat(path, &st), -1);
+		spool_release(sp);
+	}
 	{
 		char cmd[128];
 

@@ -220,6 +220,60 @@ static void test_dump_labels(void **state)
 	buf_release(&out);
 }
 
+/*
+ * A target's names with control bytes (thread name, function, file, label
+ * value, the title's comm) are printed escaped in the dump, the count form
+ * and the top table: no ESC, no newline of theirs.
+ */
+static void test_escaped_names(void **state)
+{
+	struct fixture *f = *state;
+	struct profile_mapping_in m = { .start = 0x10000, .limit = 0x20000, .offset = 0,
+					.filename = "/tmp/lib\033]0;x\007.so", .has_functions = 1 };
+	struct profile_line l = { 0, 9 };
+	struct profile_label_in lb[4];
+	uint64_t mid, ids[2];
+	int64_t v = 1;
+	struct buf out;
+
+	mid = profile_add_mapping(f->p, &m);
+	l.function_id = profile_intern_function(f->p, "evil\033[31mfn", "evil\033[31mfn",
+						"/src/e\033[2Jvil.c", 1);
+	ids[0] = profile_intern_location(f->p, mid, 0x10010, &l, 1);
+	ids[1] = f->root;
+	memset(lb, 0, sizeof(lb));
+	lb[0].key = "thread";
+	lb[0].str = "\033]0;pwned\007";
+	lb[1].key = "tid";
+	lb[1].num = 7;
+	lb[2].key = "state";
+	lb[2].str = "running\nthread 1 \"fake\"";
+	lb[3].key = "endpoint";
+	lb[3].str = "\302\233" "2J"; /* C1 CSI as UTF-8 */
+	assert_int_equal(profile_add_sample(f->p, ids, 2, &v, lb, 4), 0);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(text_write_dump(f->p, "Threads of 7 (\033[2J)", &out), 0);
+	assert_string_equal((char *)out.data,
+			    "Threads of 7 (\\x1b[2J)\n"
+			    "\n"
+			    "thread 7 \"\\x1b]0;pwned\\x07\" running\\x0athread 1 \"fake\"\n"
+			    "    labels: endpoint=\\xc2\\x9b2J\n"
+			    "    #0   0x0000000000010010 evil\\x1b[31mfn at e\\x1b[2Jvil.c:9 "
+			    "(lib\\x1b]0;x\\x07.so)\n"
+			    "    #1   0x0000000000003008 main+0x8 (server)\n");
+	buf_release(&out);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(text_write_count(f->p, "threads", &out), 0);
+	assert_null(memchr(out.data, 0x1b, out.len));
+	assert_non_null(strstr((char *)out.data, "#\t0x10010\tevil\\x1b[31mfn\t/src/e\\x1b[2Jvil.c:9\n"));
+	buf_release(&out);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(top_write(f->p, 0, 10, &out), 0);
+	assert_null(memchr(out.data, 0x1b, out.len));
+	assert_non_null(strstr((char *)out.data, "  evil\\x1b[31mfn\n"));
+	buf_release(&out);
+}
+
 /* The top table leaves out nothing that holds samples: an address without a name too. */
 static void test_top_unnamed(void **state)
 {
@@ -282,6 +336,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_count_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump_labels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_escaped_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_form, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_top_unnamed, setup, teardown),
 	};
