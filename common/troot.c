@@ -485,29 +485,3 @@ int troot_first_time(const char *key)
 	return first;
 }
 
-const char *troot_printable(const char *s, char *out, size_t cap)
-{
-	static const char hexd[] = "0123456789abcdef";
-	size_t o = 0;
-
-	if (!cap)
-		return out;
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
-			if (o + 1 >= cap)
-				break;
-			out[o++] = (char)ch;
-		} else {
-			if (o + 4 >= cap)
-				break;
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hexd[ch >> 4];
-			out[o++] = hexd[ch & 15];
-		}
-	}
-	out[o] = 0;
-	return out;
-}

@@ -110,12 +110,6 @@ int troot_may_read(const struct stat *st, const struct troot_cred *c);
  */
 int troot_first_time(const char *key);
 
-/*
- * s with control characters, '\\' and bytes >= 0x7f written as \xNN, cut
- * to fit out[cap): a path a target chose, fit for a terminal. Returns out.
- */
-const char *troot_printable(const char *s, char *out, size_t cap);
-
 /* For tests: 1 resolves with the walk as if openat2() were missing. */
 extern int troot_test_no_openat2;
 /* For tests: 1 acts as if the switch of credentials were refused. */

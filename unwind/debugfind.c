@@ -44,10 +44,8 @@ const char *debug_how_name(enum debug_how how)
 /* A refused file, noted once per run. */
 static void refused(const char *path, const char *why)
 {
-	char safe[512];
-
 	if (why && troot_first_time(path))
-		note("debug file %s: %s, not used", troot_printable(path, safe, sizeof(safe)), why);
+		note("debug file %s: %s, not used", path, why);
 }
 
 /* Open path (absolute, as the target sees it) in pid's root: a regular file that could be ELF. */

@@ -335,7 +335,7 @@ static size_t last_lines(const char *text, size_t len, size_t max)
 
 int perfmap_read(struct perfmap *m, pid_t pid)
 {
-	char p[64], safe[128], *buf, *nl;
+	char p[64], *buf, *nl;
 	const char *why = NULL;
 	struct perfmap fresh;
 	struct stat st;
@@ -353,7 +353,7 @@ int perfmap_read(struct perfmap *m, pid_t pid)
 		e = errno;
 		if (why && troot_first_time(p))
 			note("the perf map %s of process %d is %s: not read",
-			     troot_printable(p, safe, sizeof(safe)), (int)pid, why);
+			     p, (int)pid, why);
 		errno = e;
 		return -1;
 	}
@@ -397,7 +397,7 @@ int perfmap_read(struct perfmap *m, pid_t pid)
 	fresh.next_ns = clock_mono_ns() + PERFMAP_BACKOFF * (clock_mono_ns() - t0);
 	if (fresh.capped && troot_first_time(p))
 		note("the perf map %s of process %d is over its cap (%u MiB, %u entries): "
-		     "code named from its last part only", troot_printable(p, safe, sizeof(safe)),
+		     "code named from its last part only", p,
 		     (int)pid, PERFMAP_MAX_BYTES >> 20, PERFMAP_MAX_ENTRIES);
 	perfmap_release(m);
 	*m = fresh;

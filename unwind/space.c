@@ -75,7 +75,7 @@ static uint64_t entry_dev(const struct map_entry *e)
  */
 static int open_in_target(struct space *s, const struct map_entry *e)
 {
-	char p[96], safe[512];
+	char p[96];
 	const char *why = NULL;
 	struct stat st;
 	int fd, mf;
@@ -92,7 +92,7 @@ static int open_in_target(struct space *s, const struct map_entry *e)
 	if (fd < 0) {
 		if (why && troot_first_time(e->path))
 			note("%s of process %d is %s: not read, its frames stay unnamed",
-			     troot_printable(e->path, safe, sizeof(safe)), (int)s->pid, why);
+			     e->path, (int)s->pid, why);
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || (uint64_t)st.st_ino != e->inode) {

@@ -512,16 +512,10 @@ static void test_target_path(void **state)
 
 static void test_notes(void **state)
 {
-	char out[64];
-
 	(void)state;
 	assert_int_equal(troot_first_time("/a/path"), 1);
 	assert_int_equal(troot_first_time("/a/path"), 0);
 	assert_int_equal(troot_first_time("/b/path"), 1);
-	assert_string_equal(troot_printable("/x\033[2J\\y\n", out, sizeof(out)),
-			    "/x\\x1b[2J\\x5cy\\x0a");
-	assert_string_equal(troot_printable("abcdefgh", out, 5), "abcd");
-	assert_string_equal(troot_printable("ab\001", out, 6), "ab"); /* no half escape */
 }
 
 int main(void)
