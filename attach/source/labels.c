@@ -50,7 +50,6 @@ struct label_src {
 	struct u64map tids;          /* tid -> 1 + index in hist */
 	struct history *hist;
 	size_t nhist, caphist;
-	size_t entries;              /* sum of every history's cap: <= LABELSRC_MAX_ENTRIES */
 	uint32_t *live;              /* the target's threads, sorted, as last listed */
 	size_t nlive, caplive;
 	uint64_t live_read;          /* the read (st.reads) they were listed at */
@@ -194,7 +193,7 @@ static void histories_shrink(struct label_src *s)
 		}
 		total += h->e ? h->cap : 0;
 	}
-	s->entries = total;
+	s->st.entries = total;
 }
 
 /*
@@ -212,15 +211,15 @@ static void history_add(struct label_src *s, struct history *h, uint64_t ns, uin
 		history_halve(h);
 	if (h->n == h->cap) {
 		n = h->cap ? h->cap * 2 : 64;
-		if (s->entries + (n - h->cap) > LABELSRC_MAX_ENTRIES) {
+		if (s->st.entries + (n - h->cap) > LABELSRC_MAX_ENTRIES) {
 			histories_shrink(s); /* h->cap is h->n now */
 			n = h->cap * 2 > 64 ? h->cap * 2 : 64;
-			if (s->entries + (n - h->cap) > LABELSRC_MAX_ENTRIES)
+			if (s->st.entries + (n - h->cap) > LABELSRC_MAX_ENTRIES)
 				return;
 		}
 		if (!(v = realloc(h->e, n * sizeof(*v))))
 			return;
-		s->entries += n - h->cap;
+		s->st.entries += n - h->cap;
 		h->e = v;
 		h->cap = n;
 	}

@@ -60,6 +60,7 @@ struct labelsrc_stats {
 	uint64_t labelled;   /* samples that got labels */
 	uint64_t unknown;    /* samples in a gap of a thread's history */
 	uint64_t torn;       /* slots left out of a read (changing all the time) */
+	uint64_t entries;    /* history entries there is room for, all threads: <= LABELSRC_MAX_ENTRIES */
 };
 
 /* A reader of pid's labels; NULL when out of memory. Finds the segment on first use. */
