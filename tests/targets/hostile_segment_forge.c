@@ -17,7 +17,8 @@
  * whose tids the first slots carry, so that their rings are taken as
  * real; ALLOC 1 makes every bucket an alloc bucket, 2 also puts every
  * frame in libc's code (a MiB from printf on), each distinct, 3 the
- * same over 128 KiB of libc (frames shared by many stacks). Prints "ready PID"
+ * same over 128 KiB of libc (frames shared by many stacks), 4 puts the
+ * label slots' offset past the segment's end (a header to refuse). Prints "ready PID"
  * and runs until killed; the memory it forges is its own (shared memory
  * it writes).
  */
@@ -112,6 +113,8 @@ int main(int argc, char **argv)
 	h->lslot_cap = h->lslot_count = nl;
 	h->labelset_size = sizeof(struct seg_labelset);
 	h->lslot_size = sizeof(struct seg_lslot);
+	if (argc > 5 && atoi(argv[5]) == 4)
+		h->lslot_off = size + 4096;
 	memset(h->note, 'N', sizeof(h->note)); /* no NUL */
 	memset(h->allocator, '\033', sizeof(h->allocator));
 	for (i = 0; i < nb; i++) {
