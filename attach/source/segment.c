@@ -112,6 +112,15 @@ static void segment_uncharge(struct seg_copy *c, size_t n)
 	c->held -= n;
 }
 
+/* n bytes of from's charge become to's (tables handed over; the total is unchanged). */
+static void segment_move_charge(struct seg_copy *from, struct seg_copy *to, size_t n)
+{
+	if (n > from->held)
+		n = from->held;
+	from->held -= n;
+	to->held += n;
+}
+
 size_t segment_held_bytes(void)
 {
 	return __atomic_load_n(&segment_held, __ATOMIC_RELAXED);
@@ -212,10 +221,7 @@ static int copy_sets(struct seg_copy *c, segment_read_fn *read, void *ctx, uint6
 		have = prev->nsets;
 		prev->sets = NULL;
 		prev->nsets = 0;
-		/* ...and so is their charge. */
-		segment_uncharge(prev, have * sizeof(*v));
-		c->held += have * sizeof(*v);
-		__atomic_add_fetch(&segment_held, have * sizeof(*v), __ATOMIC_RELAXED);
+		segment_move_charge(prev, c, have * sizeof(*v));
 	}
 	c->nsets = have;
 	if (count == have)
@@ -237,9 +243,7 @@ static int copy_sets(struct seg_copy *c, segment_read_fn *read, void *ctx, uint6
 			prev->nsets = have;
 			c->sets = NULL;
 			c->nsets = 0;
-			segment_uncharge(c, have * sizeof(*v));
-			prev->held += have * sizeof(*v);
-			__atomic_add_fetch(&segment_held, have * sizeof(*v), __ATOMIC_RELAXED);
+			segment_move_charge(c, prev, have * sizeof(*v));
 		}
 		return -1;
 	}
