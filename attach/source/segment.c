@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,53 +428,88 @@ static int bucket_settle(segment_read_fn *read, void *ctx, uint64_t boff, uint64
 }
 
 /*
- * The distinct return addresses of the buckets kept so far (what a
- * profile's size follows): an open-addressing set of at most
- * SEGMENT_MAX_READ_PCS, at most half full.
+ * The distinct (process, return address) pairs of the buckets of every
+ * copy held now (what a profile's size follows: its locations are per
+ * process): an open-addressing set of at most SEGMENT_MAX_HELD_PCS pairs,
+ * at most half full, shared by all copies so that --children's processes
+ * share one budget, while -d's two copies of one process (the same read
+ * context) count an address once. Emptied when no copy with buckets is
+ * held: a series' next capture starts afresh.
  */
 struct pc_set {
-	uint64_t *v;   /* 2 * SEGMENT_MAX_READ_PCS slots; 0 empty (a pc of 0 is not kept) */
+	uint64_t *pc;  /* 2 * SEGMENT_MAX_HELD_PCS slots; 0 empty (a pc of 0 is not kept) */
+	uintptr_t *who; /* the read context (the process) of each */
 	size_t n;
 };
 
+#define PC_SLOTS (2 * (size_t)SEGMENT_MAX_HELD_PCS)
+
+static struct pc_set segment_pcs;
+static size_t segment_pc_users;  /* copies holding buckets (pc_ref set) */
+static pthread_mutex_t segment_pcs_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /*
- * Adds b's frames to the set: 0, or -1 (the set unchanged past the
- * ones already put) when they would pass SEGMENT_MAX_READ_PCS or memory
- * is short.
+ * Adds b's frames, read from who, to the set; *added counts the pairs new
+ * to it. 0, or -1 (the set keeps those already put) when they would pass
+ * SEGMENT_MAX_HELD_PCS in all or SEGMENT_MAX_READ_PCS for this copy, or
+ * memory is short.
  */
-static int pc_add(struct pc_set *p, const struct seg_bucket *b)
+static int pc_add(struct pc_set *p, uintptr_t who, const struct seg_bucket *b, size_t *added)
 {
-	const size_t mask = 2 * SEGMENT_MAX_READ_PCS - 1;
+	const size_t mask = PC_SLOTS - 1;
 	uint64_t pc, k;
 	uint32_t i;
 	size_t j;
 
-	if (!p->v && !(p->v = calloc(mask + 1, sizeof(*p->v))))
-		return -1;
+	if (!p->pc) {
+		p->pc = calloc(PC_SLOTS, sizeof(*p->pc));
+		p->who = calloc(PC_SLOTS, sizeof(*p->who));
+		if (!p->pc || !p->who) {
+			free(p->pc);
+			free(p->who);
+			p->pc = NULL;
+			p->who = NULL;
+			return -1;
+		}
+	}
 	for (i = 0; i < b->nframes; i++) {
 		if (!(pc = b->frames[i]))
 			continue;
-		k = pc * 0x9E3779B97F4A7C15ull;
-		for (j = (size_t)(k >> 40) & mask; p->v[j] && p->v[j] != pc; j = (j + 1) & mask)
+		k = (pc ^ (uint64_t)who * 0xBF58476D1CE4E5B9ull) * 0x9E3779B97F4A7C15ull;
+		for (j = (size_t)(k >> 40) & mask; p->pc[j] && (p->pc[j] != pc || p->who[j] != who);
+		     j = (j + 1) & mask)
 			;
-		if (p->v[j])
+		if (p->pc[j])
 			continue;
-		if (p->n == SEGMENT_MAX_READ_PCS)
+		if (p->n == SEGMENT_MAX_HELD_PCS || *added == SEGMENT_MAX_READ_PCS)
 			return -1;
-		p->v[j] = pc;
+		p->pc[j] = pc;
+		p->who[j] = who;
 		p->n++;
+		(*added)++;
 	}
 	return 0;
+}
+
+static int pc_add_locked(struct pc_set *p, uintptr_t who, const struct seg_bucket *b,
+			 size_t *added)
+{
+	int r;
+
+	pthread_mutex_lock(&segment_pcs_lock);
+	r = pc_add(p, who, b, added);
+	pthread_mutex_unlock(&segment_pcs_lock);
+	return r;
 }
 
 int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
 		 uint64_t len, char *why, size_t cap)
 {
-	struct pc_set pcs = { NULL, 0 };
+	struct pc_set *pcs = &segment_pcs;
 	struct seg_header *h = &c->h;
 	struct seg_bucket *chunk = NULL, *again = NULL;
 	uint64_t count, boff, i, j, n, frames = 0;
-	size_t room = 0, want;
+	size_t room = 0, want, added = 0;
 	int r;
 
 	if ((r = copy_header(c, read, ctx, addr, len, why, cap)) < 0)
@@ -491,6 +527,14 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 		goto err;
 	}
 	boff = addr + h->bucket_off;
+	pthread_mutex_lock(&segment_pcs_lock);
+	if (!segment_pc_users && pcs->n) {
+		memset(pcs->pc, 0, PC_SLOTS * sizeof(*pcs->pc));
+		pcs->n = 0;
+	}
+	segment_pc_users++;
+	c->pc_ref = 1;
+	pthread_mutex_unlock(&segment_pcs_lock);
 	/*
 	 * A chunk at a time, read twice: a bucket whose seq moved between the
 	 * two copies (or was odd, or disagreed with seq_end) was written while
@@ -518,7 +562,7 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 				continue;
 			}
 			if (c->n == want || frames + b->nframes > SEGMENT_MAX_READ_FRAMES ||
-			    pc_add(&pcs, b) < 0 || bucket_room(c, &room, want) < 0) {
+			    pc_add_locked(pcs, (uintptr_t)ctx, b, &added) < 0 || bucket_room(c, &room, want) < 0) {
 				c->capped = count - (i + j);
 				goto done;
 			}
@@ -529,9 +573,7 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
 done:
 	free(chunk);
 	free(again);
-	free(pcs.v);
 	chunk = again = NULL;
-	pcs.v = NULL;
 sets:
 	/* The sets after the buckets: every set a copied bucket names is in. */
 	if (copy_sets(c, read, ctx, addr, NULL, why, cap) < 0)
@@ -548,7 +590,6 @@ sets:
 err:
 	free(chunk);
 	free(again);
-	free(pcs.v);
 	segment_release(c);
 	return -1;
 }
@@ -556,6 +597,12 @@ err:
 void segment_release(struct seg_copy *c)
 {
 	segment_uncharge(c, c->held);
+	if (c->pc_ref) {
+		pthread_mutex_lock(&segment_pcs_lock);
+		segment_pc_users--;
+		pthread_mutex_unlock(&segment_pcs_lock);
+		c->pc_ref = 0;
+	}
 	free(c->b);
 	free(c->sets);
 	free(c->slots);

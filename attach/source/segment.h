@@ -32,10 +32,13 @@
  *    negative. Any other bucket is left out and counted in invalid;
  *  - what a copy holds is bounded whatever the header claims: at most
  *    SEGMENT_MAX_READ_BUCKETS buckets holding SEGMENT_MAX_READ_FRAMES
- *    frames in all, SEGMENT_MAX_READ_PCS of them distinct (a profile's
- *    size follows them), SEGMENT_MAX_READ_SETS label sets and
- *    SEGMENT_MAX_READ_SLOTS slots; and all copies held at once in this
- *    process take at most SEGMENT_MAX_HELD bytes. Past a cap the rest is
+ *    frames in all, SEGMENT_MAX_READ_SETS label sets and
+ *    SEGMENT_MAX_READ_SLOTS slots; all copies held at once in this
+ *    process take at most SEGMENT_MAX_HELD bytes; and a copy's buckets
+ *    hold at most SEGMENT_MAX_READ_PCS distinct return addresses, all
+ *    copies' together SEGMENT_MAX_HELD_PCS distinct (process, address)
+ *    pairs (a profile's size follows them; a process is the read
+ *    callback's context, so -d's two copies of one count once). Past a cap the rest is
  *    not read and is counted (capped, sets_capped, slots_capped); the
  *    buckets are read a chunk at a time, so nothing is allocated in
  *    proportion to what is left out;
@@ -56,7 +59,8 @@
  */
 #define SEGMENT_MAX_READ_BUCKETS 65536u
 #define SEGMENT_MAX_READ_FRAMES (1u << 21)
-#define SEGMENT_MAX_READ_PCS (1u << 17) /* distinct return addresses */
+#define SEGMENT_MAX_READ_PCS (1u << 17) /* distinct return addresses a copy */
+#define SEGMENT_MAX_HELD_PCS (1u << 18) /* distinct (process, address) pairs, all copies held */
 #define SEGMENT_MAX_READ_SETS (4u * SEG_DEFAULT_LABELSETS)
 #define SEGMENT_MAX_READ_SLOTS (4u * SEG_DEFAULT_LSLOTS)
 #define SEGMENT_MAX_HELD ((size_t)128 << 20) /* bytes all copies held at once */
@@ -75,6 +79,7 @@ struct seg_copy {
 	size_t sets_capped;     /* label sets not read: past a cap */
 	size_t slots_capped;    /* label slots not read: past a cap */
 	size_t held;            /* bytes charged to SEGMENT_MAX_HELD */
+	int pc_ref;             /* its buckets' return addresses are in the shared set */
 	struct seg_labelset *sets; /* label set id i is sets[i - 1] */
 	size_t nsets;
 	size_t sets_invalid;    /* sets emptied: malformed */

@@ -8,8 +8,9 @@
 # threads and the rest threads that do not exist, every slot's change
 # count bumped by a whole ring of distinct times every millisecond. Then
 # one whose stacks all share 32768 return addresses in libc (the most
-# stacks per distinct frame), and one whose header puts a table outside
-# the segment. Bounds, per capture: ends within the stated time, peak RSS
+# stacks per distinct frame), 16 forked processes each forging a segment
+# of its own (--children), and one whose header puts a table outside the
+# segment. Bounds, per capture: ends within the stated time, peak RSS
 # under 200 MiB, exit 0 with a profile (or, for the bad header, one
 # error line), each reserved key noted once, SIGTERM obeyed within 2 s,
 # the target left running.
@@ -56,6 +57,17 @@ echo "-- every stack in libc's code, 32768 return addresses shared"
 start_hostile forge_libc as_attacker "$FORGE" 65536 65536 4096 0 3
 capture seg_libc_heap 10 -t heap
 capture seg_libc_window 10 -t allocs -d 2s
+kill "$TPID" 2>/dev/null
+
+echo "-- --children: 16 processes, each with a forged segment of its own addresses"
+start_hostile forge_kids as_attacker "$FORGE" 16384 4096 64 0 1 16
+for i in $(seq 1 100); do
+	[ "$(grep -l "^PPid:[[:space:]]*$TPID\$" /proc/[0-9]*/status 2>/dev/null | wc -l)" -ge 16 ] && break
+	sleep 0.1
+done
+capture seg_kids_heap 15 -t heap --children
+capture seg_kids_window 15 -t heap --children -d 2s
+check "seg_kids_heap read 17 processes" grep -q "from 17 processes" "$WORK/seg_kids_heap.stderr"
 kill "$TPID" 2>/dev/null
 
 echo "-- a table outside the segment"

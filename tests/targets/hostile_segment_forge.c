@@ -12,8 +12,10 @@
  * ring every millisecond, so that every read of them looks like 256 new
  * changes a thread.
  *
- * Usage: hostile_segment_forge [BUCKETS [SETS [SLOTS [THREADS [ALLOC]]]]]
- * (defaults 262144, 65536, 32768, 0, 0): THREADS real threads (idle)
+ * Usage: hostile_segment_forge [BUCKETS [SETS [SLOTS [THREADS [ALLOC [KIDS]]]]]]
+ * (defaults 262144, 65536, 32768, 0, 0, 0): KIDS child processes, each
+ * forging a segment of its own with return addresses of its own (for
+ * --children); THREADS real threads (idle)
  * whose tids the first slots carry, so that their rings are taken as
  * real; ALLOC 1 makes every bucket an alloc bucket, 2 also puts every
  * frame in libc's code (a MiB from printf on), each distinct, 3 the
@@ -28,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +70,7 @@ int main(int argc, char **argv)
 	int alloc_only = argc > 5 && atoi(argv[5]) >= 1;
 	uint64_t text = argc > 5 && atoi(argv[5]) >= 2 ? (uint64_t)(uintptr_t)&printf : 0;
 	uint64_t span = argc > 5 && atoi(argv[5]) == 3 ? 1u << 17 : 1u << 20;
+	uint64_t kids = argc > 6 ? strtoull(argv[6], NULL, 0) : 0, k, me = 0;
 	pthread_attr_t attr;
 	pthread_t th;
 	static const char *const keys[] = { "service_name", "__name__", "__x", "tid", "endpoint" };
@@ -79,8 +84,20 @@ int main(int argc, char **argv)
 	struct seg_bucket *b;
 	struct seg_labelset *s;
 	struct seg_lslot *sl;
-	int fd = memfd_create(SEG_NAME, 0);
+	int fd;
 
+	/* The children first: each forges its own segment below, frames of its own. */
+	for (k = 1; k <= kids; k++) {
+		pid_t p = fork();
+
+		if (p < 0)
+			return perror("fork"), 1;
+		if (p == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			me = k;
+			break;
+		}
+	}
 	tids = calloc(nt + 1, sizeof(*tids));
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 65536);
@@ -90,6 +107,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nt; i++)
 		while (!__atomic_load_n(&tids[i], __ATOMIC_ACQUIRE))
 			usleep(100);
+	fd = memfd_create(SEG_NAME, 0);
 	if (fd < 0 || ftruncate(fd, (off_t)size) != 0)
 		return perror("memfd"), 1;
 	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -132,7 +150,7 @@ int main(int argc, char **argv)
 		}
 		for (j = 0; j < SEG_MAX_FRAMES; j++)
 			b->frames[j] = text ? text + ((i * SEG_MAX_FRAMES + j) * 4) % span :
-					      0x100000000ull + (i * SEG_MAX_FRAMES + j) * 16;
+					      0x100000000ull + (me << 36) + (i * SEG_MAX_FRAMES + j) * 16;
 	}
 	for (i = 0; i < ns; i++) {
 		s = (struct seg_labelset *)((char *)h + soff) + i;
@@ -162,8 +180,10 @@ int main(int argc, char **argv)
 		sl->changes = SEG_LABEL_RING;
 		sl->cur = sl->ring[SEG_LABEL_RING - 1].set;
 	}
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
+	if (!me) {
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+	}
 	for (;;) {
 		/* A whole ring of new changes in every slot, every millisecond. */
 		for (i = 0; i < nl; i++) {

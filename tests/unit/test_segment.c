@@ -658,9 +658,10 @@ static void test_read_fails(void **state)
 struct forged {
 	struct seg_header h;
 	uint64_t asked;
+	uint64_t pcs;    /* where its frames start */
 };
 
-static void forged_bucket(uint64_t i, struct seg_bucket *b)
+static void forged_bucket(uint64_t i, struct seg_bucket *b, uint64_t pcs)
 {
 	uint32_t j;
 
@@ -671,7 +672,7 @@ static void forged_bucket(uint64_t i, struct seg_bucket *b)
 	b->alloc_samples = 1;
 	b->alloc_objects = 1.0;
 	for (j = 0; j < SEG_MAX_FRAMES; j++)
-		b->frames[j] = 0x100000 + (i * SEG_MAX_FRAMES + j) * 16;
+		b->frames[j] = pcs + (i * SEG_MAX_FRAMES + j) * 16;
 }
 
 static int forged_read(void *ctx, uint64_t addr, void *buf, size_t n)
@@ -694,7 +695,7 @@ static int forged_read(void *ctx, uint64_t addr, void *buf, size_t n)
 		e = h->bucket_off + i * sizeof(b);
 		if (e >= off + n)
 			break;
-		forged_bucket(i, &b);
+		forged_bucket(i, &b, f->pcs);
 		if (e >= off && e + sizeof(b) <= off + n)
 			memcpy(out + (e - off), &b, sizeof(b));
 	}
@@ -714,15 +715,13 @@ static int forged_read(void *ctx, uint64_t addr, void *buf, size_t n)
 	return 0;
 }
 
-static void test_forged_huge(void **state)
+/* A forged header as large as the layout allows, frames from pcs on. */
+static struct forged *forge(uint64_t pcs)
 {
 	struct forged *f = calloc(1, sizeof(*f));
 	struct seg_header *h = &f->h;
-	struct seg_copy c, d;
-	char why[256];
-	uint64_t most;
 
-	(void)state;
+	f->pcs = pcs;
 	memcpy(h->magic, SEG_MAGIC, 8);
 	h->version = SEG_VERSION;
 	h->header_size = sizeof(*h);
@@ -737,6 +736,18 @@ static void test_forged_huge(void **state)
 	h->lslot_cap = h->lslot_count = SEGMENT_MAX_LABEL_ROWS;
 	h->lslot_size = sizeof(struct seg_lslot);
 	h->size = h->lslot_off + SEGMENT_MAX_LABEL_ROWS * sizeof(struct seg_lslot);
+	return f;
+}
+
+static void test_forged_huge(void **state)
+{
+	struct forged *f = forge(0x100000);
+	struct seg_header *h = &f->h;
+	struct seg_copy c, d;
+	char why[256];
+	uint64_t most;
+
+	(void)state;
 	assert_int_equal(segment_copy(&c, forged_read, f, BASE, h->size, why, sizeof(why)), 0);
 	assert_true(c.n > 0);
 	assert_true(c.n <= SEGMENT_MAX_READ_BUCKETS);
@@ -761,6 +772,42 @@ static void test_forged_huge(void **state)
 	segment_release(&c);
 	assert_int_equal(segment_held_bytes(), 0);
 	free(f);
+}
+
+/*
+ * Copies held at once (--children's processes, -d's two copies) share
+ * one budget of distinct (process, address) pairs: each process up to
+ * SEGMENT_MAX_READ_PCS, all together SEGMENT_MAX_HELD_PCS; a second copy
+ * of the same process adds nothing new; the budget is whole again once
+ * the copies are released.
+ */
+static void test_forged_shared_budget(void **state)
+{
+	struct forged *f = forge(0x100000), *g = forge(0x100000), *k = forge(0x7f0000000000ull);
+	struct seg_copy a, b, c, d;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(segment_copy(&a, forged_read, f, BASE, f->h.size, why, sizeof(why)), 0);
+	assert_int_equal(a.n * SEG_MAX_FRAMES, SEGMENT_MAX_READ_PCS);
+	/* Another process, the same addresses: its own locations, its own share. */
+	assert_int_equal(segment_copy(&b, forged_read, g, BASE, g->h.size, why, sizeof(why)), 0);
+	assert_int_equal((a.n + b.n) * SEG_MAX_FRAMES, SEGMENT_MAX_HELD_PCS);
+	assert_int_equal(segment_copy(&c, forged_read, k, BASE, k->h.size, why, sizeof(why)), 0);
+	assert_int_equal(c.n, 0); /* the budget is spent */
+	assert_true(c.capped > 0);
+	assert_int_equal(segment_copy(&d, forged_read, f, BASE, f->h.size, why, sizeof(why)), 0);
+	assert_int_equal(d.n, a.n); /* the same process again (-d): nothing new */
+	segment_release(&a);
+	segment_release(&b);
+	segment_release(&c);
+	segment_release(&d);
+	assert_int_equal(segment_copy(&c, forged_read, k, BASE, k->h.size, why, sizeof(why)), 0);
+	assert_int_equal(c.n * SEG_MAX_FRAMES, SEGMENT_MAX_READ_PCS);
+	segment_release(&c);
+	free(f);
+	free(g);
+	free(k);
 }
 
 /* Random garbage in every byte of header and buckets: never a crash. */
@@ -821,6 +868,7 @@ int main(void)
 		cmocka_unit_test(test_bad_label_headers),
 		cmocka_unit_test(test_layout3),
 		cmocka_unit_test(test_forged_huge),
+		cmocka_unit_test(test_forged_shared_budget),
 		cmocka_unit_test(test_fuzz),
 	};
 
