@@ -54,15 +54,15 @@
 #define SEGMENT_MAX_LABEL_ROWS (1u << 20) /* label sets or slots a segment may declare */
 /*
  * What one copy keeps: twice the shim's default table of buckets, and of
- * their frames what a program's code has; four times the shim's label
- * tables.
+ * their frames what a program's code has; of the label tables what the
+ * shim makes (it never makes more).
  */
 #define SEGMENT_MAX_READ_BUCKETS 65536u
 #define SEGMENT_MAX_READ_FRAMES (1u << 21)
 #define SEGMENT_MAX_READ_PCS (1u << 17) /* distinct return addresses a copy */
 #define SEGMENT_MAX_HELD_PCS (1u << 18) /* distinct (process, address) pairs, all copies held */
-#define SEGMENT_MAX_READ_SETS (4u * SEG_DEFAULT_LABELSETS)
-#define SEGMENT_MAX_READ_SLOTS (4u * SEG_DEFAULT_LSLOTS)
+#define SEGMENT_MAX_READ_SETS SEG_DEFAULT_LABELSETS
+#define SEGMENT_MAX_READ_SLOTS SEG_DEFAULT_LSLOTS
 #define SEGMENT_MAX_HELD ((size_t)128 << 20) /* bytes all copies held at once */
 #define SEGMENT_CHUNK 256u /* buckets read at a time */
 
