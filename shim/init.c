@@ -11,7 +11,9 @@
  * turns the shim into a pass-through: the program is never affected.
  * An activation from a lock function (shim_activate_quiet) makes all but
  * the unwinder's choice, which needs dlsym, and leaves that to the next
- * sampled allocation. Cost: in the constructor four getenv calls and
+ * sampled allocation. Settings are read with secure_getenv: a setuid or
+ * file-capability program (AT_SECURE) takes none of them from whoever ran
+ * it, and keeps the defaults. Cost: in the constructor four secure_getenv calls and
  * pthread_atfork (bench/startup
  * measures the whole start); at activation memfd_create, a few mmaps and
  * the first unwind; per fork, in the child, a new memfd and a copy of the
@@ -268,7 +270,7 @@ typedef int shim_parse_fn(const char *, uint64_t, uint64_t *);
  */
 static uint64_t shim_setting(const char *name, uint64_t dflt, uint64_t max, shim_parse_fn *parse)
 {
-	const char *v = getenv(name), *dbg;
+	const char *v = secure_getenv(name), *dbg;
 	struct seg_setting *s;
 	uint64_t out = dflt;
 	int rc;
@@ -285,7 +287,7 @@ static uint64_t shim_setting(const char *name, uint64_t dflt, uint64_t max, shim
 		s->problem = (uint32_t)rc;
 		s->used = dflt;
 	}
-	dbg = getenv("CPROF_DEBUG");
+	dbg = secure_getenv("CPROF_DEBUG");
 	if (dbg != NULL && *dbg != '\0' && strcmp(dbg, "0") != 0) {
 		char line[192];
 		int n = snprintf(line, sizeof(line), "libcprof.so: %s=%.48s in %d is %s; using %llu\n",

@@ -11,6 +11,9 @@
  * Only the first use of a set takes the interning lock. A thread claims a
  * slot at its first change and gives it back at exit (a pthread key's
  * destructor), keeping its ring readable until another thread takes it.
+ * Where sets and slots lie, how many there are and a slot's change count
+ * are the shim's own copies (table.c, labels_slots_used, labels_tls):
+ * never read back from the shared segment to decide where to write.
  */
 #include "shim/labels.h"
 
@@ -35,6 +38,7 @@ static int labels_mutex;         /* interning: appending a new set */
 static uint64_t labels_gen = 1;  /* + 1 in each fork child: slots of older segments are void */
 static pthread_key_t labels_key; /* its destructor gives the slot back at thread exit */
 static int labels_key_state;     /* 0 none, 1 being made, 2 made, 3 failed */
+static uint64_t labels_slots_used; /* slots claimed in this segment: header.lslot_count's own copy */
 
 int labels_init(void)
 {
@@ -42,6 +46,7 @@ int labels_init(void)
 
 	if (index == NULL)
 		return -1;
+	__atomic_store_n(&labels_slots_used, 0, __ATOMIC_RELAXED); /* a new segment's slots */
 	__atomic_store_n(&labels_index, index, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -81,12 +86,12 @@ static struct seg_header *labels_segment(void)
 
 static struct seg_labelset *labels_sets(struct seg_header *h)
 {
-	return (struct seg_labelset *)((char *)h + h->labelset_off);
+	return table_labelsets(h);
 }
 
 static struct seg_lslot *labels_slots(struct seg_header *h)
 {
-	return (struct seg_lslot *)((char *)h + h->lslot_off);
+	return table_lslots(h);
 }
 
 /* Copies s (cut to fit cap bytes, NUL included) into d; 1 if cut. */
@@ -177,7 +182,7 @@ static int labels_same(const struct seg_labelset *a, const struct seg_labelset *
 static uint32_t labels_probe(struct seg_header *h, const struct seg_labelset *s, uint32_t *slot)
 {
 	const struct seg_labelset *sets = labels_sets(h);
-	uint64_t cap = h->labelset_cap, e;
+	uint64_t cap = table_labelset_count(), e;
 	uint32_t i = (uint32_t)s->hash & labels_mask, tag = (uint32_t)(s->hash >> 32), id;
 
 	for (;; i = (i + 1) & labels_mask) {
@@ -208,13 +213,13 @@ static uint32_t labels_intern(struct seg_header *h, struct seg_labelset *s)
 	lock_take(&labels_mutex);
 	if ((id = labels_probe(h, s, &slot)) != 0) /* another thread may have added it */
 		goto out;
-	count = __atomic_load_n(&h->labelset_count, __ATOMIC_RELAXED);
-	if (count >= h->labelset_cap) {
+	count = table_labelset_count();
+	if (count >= SEG_DEFAULT_LABELSETS) {
 		__atomic_fetch_add(&h->labels_dropped, 1, __ATOMIC_RELAXED);
 		goto out;
 	}
 	memcpy(&labels_sets(h)[count], s, sizeof(*s));
-	__atomic_store_n(&h->labelset_count, count + 1, __ATOMIC_RELEASE);
+	table_labelset_published(h, count + 1);
 	id = (uint32_t)count + 1;
 	__atomic_store_n(&labels_index[slot], (uint64_t)(uint32_t)(s->hash >> 32) << 32 | id,
 			 __ATOMIC_RELEASE);
@@ -255,20 +260,26 @@ static int labels_key_ready(void)
  * ended threads' rings stay readable longest), else one whose thread
  * ended. Owned from here on: tid, state LIVE, no changes yet.
  */
-static struct seg_lslot *labels_claim(struct seg_header *h)
+static struct seg_lslot *labels_claim(struct seg_header *h, uint64_t *seq)
 {
 	struct seg_lslot *slots = labels_slots(h), *sl = NULL;
-	uint64_t n = __atomic_load_n(&h->lslot_count, __ATOMIC_RELAXED), i, s;
+	uint64_t n = __atomic_load_n(&labels_slots_used, __ATOMIC_RELAXED), i, s, v;
 	uint32_t st;
 
-	while (n < h->lslot_cap) {
-		if (__atomic_compare_exchange_n(&h->lslot_count, &n, n + 1, 1, __ATOMIC_ACQ_REL,
+	while (n < SEG_DEFAULT_LSLOTS) {
+		if (__atomic_compare_exchange_n(&labels_slots_used, &n, n + 1, 1, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
 			sl = &slots[n];
+			/* The header's count only grows, to at least ours: readers look that far. */
+			v = __atomic_load_n(&h->lslot_count, __ATOMIC_RELAXED);
+			while (v < n + 1 && !__atomic_compare_exchange_n(&h->lslot_count, &v, n + 1, 1,
+									 __ATOMIC_RELEASE,
+									 __ATOMIC_RELAXED))
+				;
 			break;
 		}
 	}
-	for (i = 0; sl == NULL && i < h->lslot_cap; i++) {
+	for (i = 0; sl == NULL && i < SEG_DEFAULT_LSLOTS; i++) {
 		st = SEG_LSLOT_EXITED;
 		if (__atomic_load_n(&slots[i].state, __ATOMIC_RELAXED) == SEG_LSLOT_EXITED &&
 		    __atomic_compare_exchange_n(&slots[i].state, &st, SEG_LSLOT_LIVE, 0,
@@ -289,17 +300,20 @@ static struct seg_lslot *labels_claim(struct seg_header *h)
 	sl->cur = 0;
 	__atomic_store_n(&sl->seq_end, s + 2, __ATOMIC_RELEASE);
 	__atomic_store_n(&sl->seq, s + 2, __ATOMIC_RELEASE);
+	*seq = s + 2;
 	return sl;
 }
 
 /*
- * Writes one change (now, id) into slot sl, under its sequence lock (the
+ * Writes one change (now, id) into t's slot, under its sequence lock (the
  * owner is the only writer: plain stores, ordered by fences as in
- * table.c's table_open/table_close).
+ * table.c's table_open/table_close). The lock word and the change count
+ * are the thread's own copies, written to the slot, never read from it.
  */
-static void labels_publish(struct seg_lslot *sl, uint32_t id)
+static void labels_publish(struct labels_thread *t, uint32_t id)
 {
-	uint64_t s = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED), c = sl->changes, ns = shim_mono_ns();
+	struct seg_lslot *sl = t->slot;
+	uint64_t s = t->seq, c = t->changes, ns = shim_mono_ns();
 
 	__atomic_store_n(&sl->seq, s + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->seq_end, s + 1, __ATOMIC_RELAXED);
@@ -310,6 +324,8 @@ static void labels_publish(struct seg_lslot *sl, uint32_t id)
 	sl->cur = id;
 	__atomic_store_n(&sl->seq_end, s + 2, __ATOMIC_RELEASE);
 	__atomic_store_n(&sl->seq, s + 2, __ATOMIC_RELEASE);
+	t->seq = s + 2;
+	t->changes = c + 1;
 }
 
 /* Makes id the thread's set: for its buckets at once, and in its slot for cprof-attach. */
@@ -326,13 +342,14 @@ static void labels_change(struct labels_thread *t, struct seg_header *h, uint32_
 		t->gen = gen;
 	}
 	if (t->slot == NULL && !t->noslot && claim) {
-		t->slot = labels_claim(h);
+		t->slot = labels_claim(h, &t->seq);
+		t->changes = 0;
 		t->noslot = t->slot == NULL;
 		if (t->slot != NULL && labels_key_ready())
 			(void)pthread_setspecific(labels_key, t->slot);
 	}
 	if (t->slot != NULL)
-		labels_publish(t->slot, id);
+		labels_publish(t, id);
 }
 
 /*
@@ -344,7 +361,7 @@ static uint32_t labels_build(struct seg_header *h, uint32_t base, const char *ke
 {
 	struct seg_labelset s;
 
-	if (base != 0 && base <= __atomic_load_n(&h->labelset_count, __ATOMIC_ACQUIRE)) {
+	if (base != 0 && base <= table_labelset_count()) {
 		s = labels_sets(h)[base - 1];
 		s.flags = 0; /* the base's truncation was counted when it was made */
 	} else {
@@ -466,6 +483,7 @@ void labels_fork_child(void)
 	struct seg_header *h = table_segment_labels();
 
 	labels_mutex = 0;
+	labels_slots_used = 0; /* the child's segment: fresh slots */
 	__atomic_add_fetch(&labels_gen, 1, __ATOMIC_ACQ_REL);
 	t->slot = NULL;
 	t->noslot = 0;

@@ -42,6 +42,8 @@ struct labels_thread {
 	struct seg_lslot *slot;   /* this thread's slot in the segment of generation gen */
 	uint64_t gen;             /* labels_gen when slot was claimed (or found none) */
 	uint32_t noslot;          /* 1: none was free in generation gen */
+	uint64_t seq;             /* the slot's lock word as this thread last wrote it */
+	uint64_t changes;         /* the changes this thread wrote to its slot */
 	uint32_t saved[LABELS_DEPTH]; /* the set before each push */
 };
 

@@ -7,7 +7,10 @@
  * so a probe touches the segment only on a likely match; a new bucket
  * costs the append lock and one 616-byte write. Memory: the segment is
  * ~616 bytes a bucket (20 MB for the default 32768, touched only as
- * buckets are used), the index 16 bytes a bucket.
+ * buckets are used), the index 16 bytes a bucket. Every offset, cap and
+ * count used to write into the segment is the shim's own copy, never read
+ * back from the shared header: anyone who can write the target's memory
+ * from outside could change the header, not where the shim writes.
  */
 #include "shim/table.h"
 
@@ -27,6 +30,10 @@ static struct seg_header *table_seg;    /* NULL: the table is off */
 static size_t table_seg_bytes;
 static struct seg_bucket *table_buckets;
 static uint32_t table_cap;
+static uint64_t table_count;            /* buckets published: header.bucket_count's own copy */
+static uint64_t table_nsets;            /* label sets published: header.labelset_count's own copy */
+static size_t table_boff, table_lset_off, table_lslot_off; /* the layout, for table_cap buckets */
+static uint32_t table_pid;              /* who made the segment: header.pid's own copy */
 static uint64_t *table_index;           /* slot: hash tag << 32 | bucket + 1; 0 empty */
 static size_t table_index_bytes;
 static uint32_t table_mask;
@@ -45,8 +52,9 @@ static size_t table_round(size_t n, size_t to)
 
 /*
  * A new segment for cap buckets at this rate: memfd, header written, magic
- * not yet (the caller publishes it with table_publish). NULL on failure,
- * errno set.
+ * not yet (the caller publishes it with table_publish). Sets the layout
+ * (table_boff, table_lset_off, table_lslot_off). NULL on failure, errno
+ * set.
  */
 static struct seg_header *table_new_segment(uint64_t rate, uint32_t cap, size_t *bytes)
 {
@@ -61,6 +69,9 @@ static struct seg_header *table_new_segment(uint64_t rate, uint32_t cap, size_t 
 
 	/* The label tables follow the buckets; like them, pages are touched only as used. */
 	seg_bytes = table_round(lslot_off + SEG_DEFAULT_LSLOTS * sizeof(struct seg_lslot), 4096);
+	table_boff = off;
+	table_lset_off = lset_off;
+	table_lslot_off = lslot_off;
 	/* ftruncate past RLIMIT_FSIZE would raise SIGXFSZ, which kills the program. */
 	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
 	    fsize.rlim_cur < seg_bytes) {
@@ -83,6 +94,7 @@ static struct seg_header *table_new_segment(uint64_t rate, uint32_t cap, size_t 
 	h->header_size = sizeof(struct seg_header);
 	h->size = seg_bytes;
 	h->pid = (uint32_t)getpid();
+	table_pid = h->pid;
 	h->max_frames = SEG_MAX_FRAMES;
 	h->bucket_size = sizeof(struct seg_bucket);
 	h->sample_rate = rate;
@@ -113,7 +125,7 @@ static void table_publish(struct seg_header *h, size_t bytes)
 {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, SEG_MAGIC, sizeof(h->magic));
-	table_buckets = (struct seg_bucket *)((char *)h + h->bucket_off);
+	table_buckets = (struct seg_bucket *)((char *)h + table_boff);
 	table_seg_bytes = bytes;
 	__atomic_store_n(&table_seg, h, __ATOMIC_RELEASE);
 }
@@ -157,6 +169,8 @@ int table_init(uint64_t rate, uint32_t max_buckets)
 		return -1;
 	}
 	table_cap = max_buckets;
+	table_count = 0;
+	table_nsets = 0;
 	table_index = index;
 	table_index_bytes = index_bytes;
 	table_mask = mask;
@@ -271,6 +285,7 @@ int table_restart(void)
 	struct seg_bucket *ob = table_buckets;
 	size_t old_bytes = table_seg_bytes, bytes;
 	uint64_t i, n = table_fork_count;
+	uint32_t parent = table_pid;
 
 	table_mutex = 0;
 	table_wait_gen = 0; /* the child waits for no one */
@@ -290,15 +305,17 @@ int table_restart(void)
 		n = table_cap;
 	/* Same bucket numbers: the private index, the pool records, the block table stay right. */
 	for (i = 0; i < n; i++)
-		table_inherit_bucket((struct seg_bucket *)((char *)h + h->bucket_off) + i, &ob[i]);
+		table_inherit_bucket((struct seg_bucket *)((char *)h + table_boff) + i, &ob[i]);
+	table_count = n;
 	h->bucket_count = n;
 	h->inherited = n;
 	/* Label sets are immutable once published: the same ids, so buckets and threads keep theirs. */
-	n = table_fork_sets < h->labelset_cap ? table_fork_sets : h->labelset_cap;
-	memcpy((char *)h + h->labelset_off, (const char *)old + old->labelset_off,
+	n = table_fork_sets < SEG_DEFAULT_LABELSETS ? table_fork_sets : SEG_DEFAULT_LABELSETS;
+	memcpy((char *)h + table_lset_off, (const char *)old + table_lset_off,
 	       n * sizeof(struct seg_labelset));
+	table_nsets = n;
 	h->labelset_count = n;
-	h->parent_pid = old->pid;
+	h->parent_pid = parent;
 	h->dropped = 0;
 	table_publish(h, bytes);
 	table_signal_copied(old);
@@ -383,7 +400,7 @@ int32_t table_bucket_labeled(uint32_t kind, uint32_t flags, uint32_t labels,
 	b = table_probe(h, kind, flags, labels, frames, n, &slot); /* another thread may have added it */
 	if (b >= 0)
 		goto out;
-	count = hd->bucket_count;
+	count = table_count;
 	if (count >= table_cap) {
 		__atomic_fetch_add(&hd->dropped, 1, __ATOMIC_RELAXED);
 		goto out;
@@ -395,6 +412,7 @@ int32_t table_bucket_labeled(uint32_t kind, uint32_t flags, uint32_t labels,
 	k->hash = h;
 	k->labels = labels;
 	memcpy(k->frames, frames, n * sizeof(frames[0]));
+	__atomic_store_n(&table_count, count + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&hd->bucket_count, count + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&table_index[slot], (uint64_t)(uint32_t)(h >> 32) << 32 | (count + 1),
 			 __ATOMIC_RELEASE);
@@ -424,7 +442,7 @@ static struct seg_bucket *table_open(int32_t b, uint64_t *seq)
 	uint64_t s;
 	unsigned spins = 0;
 
-	if (hd == NULL || b < 0 || (uint64_t)b >= __atomic_load_n(&hd->bucket_count, __ATOMIC_ACQUIRE))
+	if (hd == NULL || b < 0 || (uint64_t)b >= __atomic_load_n(&table_count, __ATOMIC_ACQUIRE))
 		return NULL;
 	if (__builtin_expect(__atomic_load_n(&table_wait_gen, __ATOMIC_RELAXED) != 0, 0))
 		table_wait_child(hd);
@@ -543,12 +561,32 @@ struct seg_header *table_segment_labels(void)
 	return __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
 }
 
+struct seg_labelset *table_labelsets(struct seg_header *h)
+{
+	return (struct seg_labelset *)((char *)h + table_lset_off);
+}
+
+struct seg_lslot *table_lslots(struct seg_header *h)
+{
+	return (struct seg_lslot *)((char *)h + table_lslot_off);
+}
+
+uint64_t table_labelset_count(void)
+{
+	return __atomic_load_n(&table_nsets, __ATOMIC_ACQUIRE);
+}
+
+void table_labelset_published(struct seg_header *h, uint64_t n)
+{
+	__atomic_store_n(&table_nsets, n, __ATOMIC_RELEASE);
+	__atomic_store_n(&h->labelset_count, n, __ATOMIC_RELEASE);
+}
+
 void table_lock(void)
 {
 	lock_take(&table_mutex);
-	table_fork_count = table_seg != NULL ? table_seg->bucket_count : 0;
-	table_fork_sets = table_seg != NULL ?
-				  __atomic_load_n(&table_seg->labelset_count, __ATOMIC_ACQUIRE) : 0;
+	table_fork_count = table_seg != NULL ? table_count : 0;
+	table_fork_sets = table_seg != NULL ? __atomic_load_n(&table_nsets, __ATOMIC_ACQUIRE) : 0;
 }
 
 void table_unlock(void)

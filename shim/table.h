@@ -22,6 +22,8 @@
  *  - the segment also holds the label tables (segment.h), laid out here
  *    after the buckets; a fork child's copy has the parent's sets as
  *    table_lock() saw them and empty slots;
+ *  - every offset, cap and count the shim writes by is its own copy: the
+ *    shared header is written, never read back for a write;
  *  - nothing here allocates from the heap or calls the allocator, so it is
  *    safe inside malloc; the module has no dependency on other shim files.
  */
@@ -112,6 +114,17 @@ const struct seg_header *table_segment(void);
  * table.c makes them (empty) and, in a fork child, copies the sets.
  */
 struct seg_header *table_segment_labels(void);
+
+/*
+ * Where h's label sets and slots are, and how many sets are published:
+ * from the shim's own copy of the layout and count, never read back from
+ * the shared header. table_labelset_published(h, n) makes n the count,
+ * ours and h's (call with labels.c's interning lock held).
+ */
+struct seg_labelset *table_labelsets(struct seg_header *h);
+struct seg_lslot *table_lslots(struct seg_header *h);
+uint64_t table_labelset_count(void);
+void table_labelset_published(struct seg_header *h, uint64_t n);
 
 /*
  * Takes / releases the append lock (around fork, so no child inherits it

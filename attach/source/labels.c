@@ -13,6 +13,7 @@
  */
 #include "attach/source/labels.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,10 @@ struct label_src {
 	struct u64map tids;          /* tid -> 1 + index in hist */
 	struct history *hist;
 	size_t nhist, caphist;
+	uint32_t *live;              /* the target's threads, sorted, as last listed */
+	size_t nlive, caplive;
+	uint64_t live_read;          /* the read (st.reads) they were listed at */
+	struct labelsrc_keys keys;   /* reserved keys noted */
 	struct labelsrc_stats st;
 };
 
@@ -59,6 +64,7 @@ struct label_src *labelsrc_new(pid_t pid)
 	if (!s)
 		return NULL;
 	s->pid = pid;
+	s->keys.pid = pid;
 	u64map_init(&s->tids, LABELSRC_MAX_THREADS);
 	return s;
 }
@@ -72,6 +78,7 @@ void labelsrc_free(struct label_src *s)
 	for (i = 0; i < s->nhist; i++)
 		free(s->hist[i].e);
 	free(s->hist);
+	free(s->live);
 	u64map_release(&s->tids);
 	if (s->have_copy)
 		segment_release(&s->copy);
@@ -154,25 +161,65 @@ static struct history *history_of(struct label_src *s, uint32_t tid, int make)
 	return &s->hist[s->nhist++];
 }
 
-/* Appends (ns, set); past the cap the oldest half goes, leaving a gap. */
-static void history_add(struct history *h, uint64_t ns, uint32_t set)
+/* Drops h's oldest half: its first entry stays, as a gap up to the kept half. */
+static void history_halve(struct history *h)
+{
+	size_t half = h->n / 2;
+
+	if (h->n < 2)
+		return;
+	memmove(h->e + 1, h->e + half + 1, (h->n - half - 1) * sizeof(*h->e));
+	h->n -= half;
+	h->e[0].set = LABELSRC_GAP;
+}
+
+/*
+ * Every history halved and its memory cut to fit: what lets the total
+ * stay under LABELSRC_MAX_ENTRIES. Samples are labelled soon after they
+ * are taken, so the oldest changes are the ones no sample still needs.
+ */
+static void histories_shrink(struct label_src *s)
 {
 	struct change *v;
-	size_t half;
+	size_t i, total = 0;
+
+	for (i = 0; i < s->nhist; i++) {
+		struct history *h = &s->hist[i];
+
+		history_halve(h);
+		if (h->cap > h->n && (v = realloc(h->e, (h->n ? h->n : 1) * sizeof(*v)))) {
+			h->e = v;
+			h->cap = h->n ? h->n : 1;
+		}
+		total += h->e ? h->cap : 0;
+	}
+	s->st.entries = total;
+}
+
+/*
+ * Appends (ns, set); past the per-thread cap the oldest half goes,
+ * leaving a gap; past the total cap every history is halved first.
+ */
+static void history_add(struct label_src *s, struct history *h, uint64_t ns, uint32_t set)
+{
+	struct change *v;
+	size_t n;
 
 	if (h->n && h->e[h->n - 1].ns > ns)
 		ns = h->e[h->n - 1].ns; /* a clock that went back (it does not): keep the order */
-	if (h->n == LABELSRC_MAX_CHANGES) {
-		half = h->n / 2;
-		memmove(h->e + 1, h->e + half + 1, (h->n - half - 1) * sizeof(*h->e));
-		h->n -= half;
-		h->e[0].set = LABELSRC_GAP;
-	}
+	if (h->n == LABELSRC_MAX_CHANGES)
+		history_halve(h);
 	if (h->n == h->cap) {
-		size_t n = h->cap ? h->cap * 2 : 64;
-
+		n = h->cap ? h->cap * 2 : 64;
+		if (s->st.entries + (n - h->cap) > LABELSRC_MAX_ENTRIES) {
+			histories_shrink(s); /* h->cap is h->n now */
+			n = h->cap * 2 > 64 ? h->cap * 2 : 64;
+			if (s->st.entries + (n - h->cap) > LABELSRC_MAX_ENTRIES)
+				return;
+		}
 		if (!(v = realloc(h->e, n * sizeof(*v))))
 			return;
+		s->st.entries += n - h->cap;
 		h->e = v;
 		h->cap = n;
 	}
@@ -180,13 +227,68 @@ static void history_add(struct history *h, uint64_t ns, uint32_t set)
 	h->e[h->n++].set = set;
 }
 
-/* Takes slot sl's changes not yet seen into its thread's history. */
+static int tid_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Whether tid is a thread of the target now (/proc/PID/task, listed once
+ * a read, at most LABELSRC_MAX_THREADS): a slot is taken only for a
+ * thread that exists, so what the segment claims cannot grow the
+ * histories past the threads there are.
+ */
+static int tid_live(struct label_src *s, uint32_t tid)
+{
+	char path[64];
+	struct dirent *d;
+	uint32_t *v;
+	DIR *dir;
+	char *end;
+	unsigned long t;
+
+	if (s->live_read != s->st.reads) {
+		s->live_read = s->st.reads;
+		s->nlive = 0;
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
+		if (!(dir = opendir(path)))
+			return 0;
+		while ((d = readdir(dir)) && s->nlive < LABELSRC_MAX_THREADS) {
+			t = strtoul(d->d_name, &end, 10);
+			if (*end || !t || t > UINT32_MAX)
+				continue;
+			if (s->nlive == s->caplive) {
+				size_t cap = s->caplive ? s->caplive * 2 : 256;
+
+				if (!(v = realloc(s->live, cap * sizeof(*v))))
+					break;
+				s->live = v;
+				s->caplive = cap;
+			}
+			s->live[s->nlive++] = (uint32_t)t;
+		}
+		closedir(dir);
+		if (s->nlive)
+			qsort(s->live, s->nlive, sizeof(*s->live), tid_cmp);
+	}
+	return s->nlive && bsearch(&tid, s->live, s->nlive, sizeof(tid), tid_cmp) != NULL;
+}
+
+/*
+ * Takes slot sl's changes not yet seen into its thread's history: only a
+ * thread with a history already or alive now.
+ */
 static void take_slot(struct label_src *s, const struct seg_lslot *sl)
 {
 	struct history *h;
 	uint64_t k, first;
 
-	if (!sl->tid || !(h = history_of(s, sl->tid, 1)))
+	if (!sl->tid)
+		return;
+	if (!(h = history_of(s, sl->tid, 0)) &&
+	    (!tid_live(s, sl->tid) || !(h = history_of(s, sl->tid, 1))))
 		return;
 	if (sl->changes < h->seen)
 		h->seen = 0; /* the slot was given to a thread of the same tid: a new life */
@@ -195,12 +297,12 @@ static void take_slot(struct label_src *s, const struct seg_lslot *sl)
 	first = sl->changes > SEG_LABEL_RING ? sl->changes - SEG_LABEL_RING : 0;
 	if (first > h->seen) {
 		/* Lost before read: from just after the last known change (or the start). */
-		history_add(h, h->n ? h->e[h->n - 1].ns + 1 : 0, LABELSRC_GAP);
+		history_add(s, h, h->n ? h->e[h->n - 1].ns + 1 : 0, LABELSRC_GAP);
 	} else {
 		first = h->seen;
 	}
 	for (k = first; k < sl->changes; k++)
-		history_add(h, sl->ring[k % SEG_LABEL_RING].ns, sl->ring[k % SEG_LABEL_RING].set);
+		history_add(s, h, sl->ring[k % SEG_LABEL_RING].ns, sl->ring[k % SEG_LABEL_RING].set);
 	h->seen = sl->changes;
 }
 
@@ -290,23 +392,73 @@ static uint32_t history_at(const struct history *h, uint64_t ns)
 	return lo ? h->e[lo - 1].set : 0;
 }
 
-/* cprof's own labels, and "bytes" (heap samples' numeric label): not the program's to set. */
-static int reserved_key(const char *k)
+const char *labelsrc_reserved(const char *k)
 {
-	return !*k || profile_own_label(k) >= 0 || !strcmp(k, "bytes");
+	if (profile_own_label(k) >= 0 || !strcmp(k, "bytes"))
+		return "cprof's own";
+	if (!strcmp(k, "service_name") || (k[0] == '_' && k[1] == '_'))
+		return "Pyroscope's";
+	return NULL;
+}
+
+/* Key k as text for a terminal: anything unprintable as \xHH. */
+static void key_text(const char *k, char *out, size_t cap)
+{
+	size_t n = 0;
+	int r;
+
+	for (; *k && n + 5 < cap; k++) {
+		unsigned char c = (unsigned char)*k;
+
+		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '"') {
+			out[n++] = (char)c;
+		} else if ((r = snprintf(out + n, cap - n, "\\x%02x", c)) > 0) {
+			n += (size_t)r;
+		}
+	}
+	out[n] = 0;
+}
+
+/* One note the first time a capture drops key k (why: whose it is). */
+static void key_note(struct labelsrc_keys *ks, const char *k, const char *why)
+{
+	char text[4 * SEG_LABEL_KEY + 8];
+	size_t i;
+
+	if (!ks)
+		return;
+	for (i = 0; i < ks->n; i++)
+		if (!strcmp(ks->key[i], k))
+			return;
+	if (ks->n == LABELSRC_NOTED) {
+		if (!ks->more)
+			note("more of the labels of %d have reserved keys: left out of the profile",
+			     (int)ks->pid);
+		ks->more = 1;
+		return;
+	}
+	snprintf(ks->key[ks->n++], sizeof(ks->key[0]), "%s", k);
+	key_text(k, text, sizeof(text));
+	note("the label key \"%s\" of %d is reserved (%s): its labels are left out of the "
+	     "profile", text, (int)ks->pid, why);
 }
 
 size_t labelsrc_set(const struct seg_copy *c, uint32_t id, struct profile_label_in *l,
-		    size_t max)
+		    size_t max, struct labelsrc_keys *keys)
 {
 	const struct seg_labelset *set = segment_labelset(c, id);
+	const char *why;
 	size_t i, n = 0;
 
 	if (!set)
 		return 0;
 	for (i = 0; i < set->n && i < SEG_LABEL_PAIRS && n < max; i++) {
-		if (reserved_key(set->pair[i].key))
+		if (!set->pair[i].key[0])
 			continue;
+		if ((why = labelsrc_reserved(set->pair[i].key))) {
+			key_note(keys, set->pair[i].key, why);
+			continue;
+		}
 		memset(&l[n], 0, sizeof(l[n]));
 		l[n].key = set->pair[i].key;
 		l[n++].str = set->pair[i].value;
@@ -342,7 +494,7 @@ size_t labelsrc_at(struct label_src *s, uint32_t tid, uint64_t ns, struct profil
 		s->st.unknown++;
 		return 0;
 	}
-	n = labelsrc_set(&s->copy, set, l, max);
+	n = labelsrc_set(&s->copy, set, l, max, &s->keys);
 	if (n)
 		s->st.labelled++;
 	return n;

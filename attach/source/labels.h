@@ -19,10 +19,18 @@
  *    older than its first change, gets none; so does every sample of a
  *    target without the shim, without labels, or with a layout-3 shim;
  *  - everything read is untrusted (segment.h checks it); a set id past
- *    the copy, a reserved key ("thread", "tid", "pid", "process",
- *    "state", "syscall", "bytes") or an empty key gives no label;
+ *    the copy or an empty key gives no label; so does a reserved key
+ *    (labelsrc_reserved: cprof's own "thread", "tid", "pid", "process",
+ *    "state", "syscall", "bytes"; Pyroscope's "service_name" and any key
+ *    starting "__"), with one note per key a capture (LABELSRC_NOTED
+ *    keys, then one for the rest);
+ *  - a slot's changes are taken only for a thread that has a history
+ *    already or is a thread of the target when read (/proc/PID/task): the
+ *    histories follow the threads there are, not what the segment claims;
  *  - every table has a cap: LABELSRC_MAX_THREADS threads, LABELSRC_MAX_CHANGES
- *    changes a thread (the oldest half dropped, a gap, past it).
+ *    changes a thread (the oldest half dropped, a gap, past it), and
+ *    LABELSRC_MAX_ENTRIES changes in all (past it every thread's oldest
+ *    half goes), so a reader holds at most 16 MiB of history.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +41,16 @@
 #define LABELSRC_MAX_THREADS 65536
 #define LABELSRC_MAX_CHANGES 65536
 #define LABELSRC_MAX SEG_LABEL_PAIRS /* labels a sample gets from the program */
+#define LABELSRC_MAX_ENTRIES (1u << 20) /* history entries, all threads */
+#define LABELSRC_NOTED 16
+
+/* The reserved keys a capture has noted (labelsrc_set). */
+struct labelsrc_keys {
+	pid_t pid;                                /* whose labels, for the note */
+	size_t n;
+	char key[LABELSRC_NOTED][SEG_LABEL_KEY];
+	int more;                                 /* past LABELSRC_NOTED: said once */
+};
 
 struct label_src;
 struct profile_label_in;
@@ -42,6 +60,7 @@ struct labelsrc_stats {
 	uint64_t labelled;   /* samples that got labels */
 	uint64_t unknown;    /* samples in a gap of a thread's history */
 	uint64_t torn;       /* slots left out of a read (changing all the time) */
+	uint64_t entries;    /* history entries there is room for, all threads: <= LABELSRC_MAX_ENTRIES */
 };
 
 /* A reader of pid's labels; NULL when out of memory. Finds the segment on first use. */
@@ -58,11 +77,15 @@ size_t labelsrc_at(struct label_src *s, uint32_t tid, uint64_t ns, struct profil
 		   size_t max);
 
 /*
- * The labels of set id of copy c into l (at most max, strings in c).
+ * The labels of set id of copy c into l (at most max, strings in c),
+ * reserved keys left out and noted once each in keys (NULL: not noted).
  * Returns how many. For a bucket's labels.
  */
 size_t labelsrc_set(const struct seg_copy *c, uint32_t id, struct profile_label_in *l,
-		    size_t max);
+		    size_t max, struct labelsrc_keys *keys);
+
+/* Whose key k is when the program may not use it ("cprof's own", "Pyroscope's"), or NULL. */
+const char *labelsrc_reserved(const char *k);
 
 /*
  * For a sampler whose samples are read late (perf): how many ms until the

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,23 +85,46 @@ static int bucket_valid(const struct seg_bucket *b, uint32_t max_frames)
 }
 
 /*
- * The seq word of each of count buckets at boff, from a second bulk copy
- * (one read of the whole table costs less than a read per bucket).
+ * Every copy's tables are charged here while held (c->held): together at
+ * most SEGMENT_MAX_HELD bytes, whatever the segments claim and however
+ * many processes are read (--children, -d's two copies).
  */
-static int read_seqs(segment_read_fn *read, void *ctx, uint64_t boff, uint64_t count,
-		     uint64_t *seqs)
-{
-	struct seg_bucket *again = malloc(count * sizeof(*again));
-	uint64_t i;
+static size_t segment_held;
 
-	if (!again || read(ctx, boff, again, count * sizeof(*again)) < 0) {
-		free(again);
-		return -1;
-	}
-	for (i = 0; i < count; i++)
-		seqs[i] = again[i].seq;
-	free(again);
+/* Charges n more bytes to c; 0, or -1 when that would pass SEGMENT_MAX_HELD. */
+static int segment_charge(struct seg_copy *c, size_t n)
+{
+	size_t cur = __atomic_load_n(&segment_held, __ATOMIC_RELAXED);
+
+	do {
+		if (n > SEGMENT_MAX_HELD - cur)
+			return -1;
+	} while (!__atomic_compare_exchange_n(&segment_held, &cur, cur + n, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	c->held += n;
 	return 0;
+}
+
+static void segment_uncharge(struct seg_copy *c, size_t n)
+{
+	if (n > c->held)
+		n = c->held;
+	__atomic_sub_fetch(&segment_held, n, __ATOMIC_RELAXED);
+	c->held -= n;
+}
+
+/* n bytes of from's charge become to's (tables handed over; the total is unchanged). */
+static void segment_move_charge(struct seg_copy *from, struct seg_copy *to, size_t n)
+{
+	if (n > from->held)
+		n = from->held;
+	from->held -= n;
+	to->held += n;
+}
+
+size_t segment_held_bytes(void)
+{
+	return __atomic_load_n(&segment_held, __ATOMIC_RELAXED);
 }
 
 /* A table of cap entries of size bytes at off lies inside a segment of seg bytes. */
@@ -188,16 +212,26 @@ static int copy_sets(struct seg_copy *c, segment_read_fn *read, void *ctx, uint6
 		count = h->labelset_count;
 	if (count > h->labelset_cap)
 		count = h->labelset_cap;
+	if (count > SEGMENT_MAX_READ_SETS) {
+		c->sets_capped = count - SEGMENT_MAX_READ_SETS; /* their buckets are left out */
+		count = SEGMENT_MAX_READ_SETS;
+	}
 	c->h.labelset_count = count;
 	if (prev && prev->sets && prev->nsets <= count) {
 		c->sets = prev->sets; /* taken over: published sets never change */
 		have = prev->nsets;
 		prev->sets = NULL;
 		prev->nsets = 0;
+		segment_move_charge(prev, c, have * sizeof(*v));
 	}
 	c->nsets = have;
 	if (count == have)
 		return 0;
+	if (segment_charge(c, (count - have) * sizeof(*v)) < 0) {
+		c->sets_capped += count - have;
+		c->h.labelset_count = count = have;
+		return 0;
+	}
 	v = realloc(c->sets, count * sizeof(*c->sets));
 	if (!v || read(ctx, addr + h->labelset_off + have * sizeof(*v), v + have,
 		       (count - have) * sizeof(*v)) < 0) {
@@ -210,6 +244,7 @@ static int copy_sets(struct seg_copy *c, segment_read_fn *read, void *ctx, uint6
 			prev->nsets = have;
 			c->sets = NULL;
 			c->nsets = 0;
+			segment_move_charge(c, prev, have * sizeof(*v));
 		}
 		return -1;
 	}
@@ -259,8 +294,16 @@ static int copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint
 		return 0;
 	if (count > h->lslot_cap)
 		count = h->lslot_cap;
+	if (count > SEGMENT_MAX_READ_SLOTS) {
+		c->slots_capped = count - SEGMENT_MAX_READ_SLOTS;
+		count = SEGMENT_MAX_READ_SLOTS;
+	}
 	if (!count)
 		return 0;
+	if (segment_charge(c, count * (sizeof(*c->slots) + sizeof(*c->seen))) < 0) {
+		c->slots_capped += count;
+		return 0;
+	}
 	c->slots = malloc(count * sizeof(*c->slots));
 	c->seen = calloc(count, sizeof(*c->seen));
 	if (!c->slots || !c->seen) {
@@ -341,86 +384,225 @@ int segment_copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uin
 	return 0;
 }
 
+/*
+ * Makes room in c->b for one more bucket, growing it (charged) up to
+ * want; 0, or -1 when the budget or memory says no.
+ */
+static int bucket_room(struct seg_copy *c, size_t *room, size_t want)
+{
+	struct seg_bucket *v;
+	size_t n;
+
+	if (c->n < *room)
+		return 0;
+	n = *room ? *room * 2 : 1024;
+	if (n > want)
+		n = want;
+	if (n <= *room || segment_charge(c, (n - *room) * sizeof(*v)) < 0)
+		return -1;
+	if (!(v = realloc(c->b, n * sizeof(*v)))) {
+		segment_uncharge(c, (n - *room) * sizeof(*v));
+		return -1;
+	}
+	c->b = v;
+	*room = n;
+	return 0;
+}
+
+/*
+ * Bucket i (whose first copy is *b, and whose seq a second copy gave as
+ * seq) made whole: read again a few times while its lock says it
+ * changed. 1 whole, 0 torn.
+ */
+static int bucket_settle(segment_read_fn *read, void *ctx, uint64_t boff, uint64_t i,
+			 struct seg_bucket *b, uint64_t seq)
+{
+	int tries;
+
+	for (tries = 0; !bucket_whole(b) || b->seq != seq; tries++) {
+		if (tries == SEGMENT_RETRIES || read(ctx, boff + i * sizeof(*b), b, sizeof(*b)) < 0 ||
+		    read(ctx, boff + i * sizeof(*b), &seq, sizeof(seq)) < 0)
+			break;
+	}
+	return bucket_whole(b) && b->seq == seq;
+}
+
+/*
+ * The distinct (process, return address) pairs of the buckets of every
+ * copy held now (what a profile's size follows: its locations are per
+ * process): an open-addressing set of at most SEGMENT_MAX_HELD_PCS pairs,
+ * at most half full, shared by all copies so that --children's processes
+ * share one budget, while -d's two copies of one process (the same read
+ * context) count an address once. Emptied when no copy with buckets is
+ * held: a series' next capture starts afresh.
+ */
+struct pc_set {
+	uint64_t *pc;  /* 2 * SEGMENT_MAX_HELD_PCS slots; 0 empty (a pc of 0 is not kept) */
+	uintptr_t *who; /* the read context (the process) of each */
+	size_t n;
+};
+
+#define PC_SLOTS (2 * (size_t)SEGMENT_MAX_HELD_PCS)
+
+static struct pc_set segment_pcs;
+static size_t segment_pc_users;  /* copies holding buckets (pc_ref set) */
+static pthread_mutex_t segment_pcs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * Adds b's frames, read from who, to the set; *added counts the pairs new
+ * to it. 0, or -1 (the set keeps those already put) when they would pass
+ * SEGMENT_MAX_HELD_PCS in all or SEGMENT_MAX_READ_PCS for this copy, or
+ * memory is short.
+ */
+static int pc_add(struct pc_set *p, uintptr_t who, const struct seg_bucket *b, size_t *added)
+{
+	const size_t mask = PC_SLOTS - 1;
+	uint64_t pc, k;
+	uint32_t i;
+	size_t j;
+
+	if (!p->pc) {
+		p->pc = calloc(PC_SLOTS, sizeof(*p->pc));
+		p->who = calloc(PC_SLOTS, sizeof(*p->who));
+		if (!p->pc || !p->who) {
+			free(p->pc);
+			free(p->who);
+			p->pc = NULL;
+			p->who = NULL;
+			return -1;
+		}
+	}
+	for (i = 0; i < b->nframes; i++) {
+		if (!(pc = b->frames[i]))
+			continue;
+		k = (pc ^ (uint64_t)who * 0xBF58476D1CE4E5B9ull) * 0x9E3779B97F4A7C15ull;
+		for (j = (size_t)(k >> 40) & mask; p->pc[j] && (p->pc[j] != pc || p->who[j] != who);
+		     j = (j + 1) & mask)
+			;
+		if (p->pc[j])
+			continue;
+		if (p->n == SEGMENT_MAX_HELD_PCS || *added == SEGMENT_MAX_READ_PCS)
+			return -1;
+		p->pc[j] = pc;
+		p->who[j] = who;
+		p->n++;
+		(*added)++;
+	}
+	return 0;
+}
+
+static int pc_add_locked(struct pc_set *p, uintptr_t who, const struct seg_bucket *b,
+			 size_t *added)
+{
+	int r;
+
+	pthread_mutex_lock(&segment_pcs_lock);
+	r = pc_add(p, who, b, added);
+	pthread_mutex_unlock(&segment_pcs_lock);
+	return r;
+}
+
 int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
 		 uint64_t len, char *why, size_t cap)
 {
+	struct pc_set *pcs = &segment_pcs;
 	struct seg_header *h = &c->h;
-	uint64_t count, boff, i, k, *seqs;
-	int tries, r;
+	struct seg_bucket *chunk = NULL, *again = NULL;
+	uint64_t count, boff, i, j, n, frames = 0;
+	size_t room = 0, want, added = 0;
+	int r;
 
 	if ((r = copy_header(c, read, ctx, addr, len, why, cap)) < 0)
 		return r;
 	count = h->bucket_count;
 	if (count > h->bucket_cap)
 		count = h->bucket_cap; /* never trust a count past the table */
+	want = count < SEGMENT_MAX_READ_BUCKETS ? (size_t)count : SEGMENT_MAX_READ_BUCKETS;
 	if (!count)
-		return 0;
-	c->b = malloc(count * sizeof(*c->b));
-	if (!c->b) {
+		goto sets;
+	chunk = malloc(SEGMENT_CHUNK * sizeof(*chunk));
+	again = malloc(SEGMENT_CHUNK * sizeof(*again));
+	if (!chunk || !again) {
 		snprintf(why, cap, "out of memory");
-		return -1;
+		goto err;
 	}
 	boff = addr + h->bucket_off;
-	if (read(ctx, boff, c->b, count * sizeof(*c->b)) < 0) {
-		snprintf(why, cap, "the segment's buckets are unreadable");
-		segment_release(c);
-		return -1;
+	pthread_mutex_lock(&segment_pcs_lock);
+	if (!segment_pc_users && pcs->n) {
+		memset(pcs->pc, 0, PC_SLOTS * sizeof(*pcs->pc));
+		pcs->n = 0;
 	}
+	segment_pc_users++;
+	c->pc_ref = 1;
+	pthread_mutex_unlock(&segment_pcs_lock);
 	/*
-	 * A second copy of every bucket's seq: a bucket whose seq moved
-	 * between the two copies (or was odd, or disagreed with seq_end) was
-	 * written while we copied it, whatever order the kernel copied in.
+	 * A chunk at a time, read twice: a bucket whose seq moved between the
+	 * two copies (or was odd, or disagreed with seq_end) was written while
+	 * we copied it, whatever order the kernel copied in. Only the buckets
+	 * kept are held; past a cap the rest are not read (counted in capped).
 	 */
-	seqs = malloc(count * sizeof(*seqs));
-	if (!seqs || read_seqs(read, ctx, boff, count, seqs) < 0) {
-		free(seqs);
-		snprintf(why, cap, "the segment's buckets are unreadable");
-		segment_release(c);
-		return -1;
-	}
-	for (i = 0, k = 0; i < count; i++) {
-		struct seg_bucket *b = &c->b[k];
+	for (i = 0; i < count; i += n) {
+		n = count - i < SEGMENT_CHUNK ? count - i : SEGMENT_CHUNK;
+		if (read(ctx, boff + i * sizeof(*chunk), chunk, n * sizeof(*chunk)) < 0 ||
+		    read(ctx, boff + i * sizeof(*chunk), again, n * sizeof(*again)) < 0) {
+			snprintf(why, cap, "the segment's buckets are unreadable");
+			goto err;
+		}
+		for (j = 0; j < n; j++) {
+			struct seg_bucket *b = &chunk[j];
 
-		if (i != k)
-			*b = c->b[i];
-		for (tries = 0; !bucket_whole(b) || b->seq != seqs[i]; tries++) {
-			if (tries == SEGMENT_RETRIES ||
-			    read(ctx, boff + i * sizeof(*b), b, sizeof(*b)) < 0 ||
-			    read(ctx, boff + i * sizeof(*b), &seqs[i], sizeof(seqs[i])) < 0)
-				break;
+			if (!bucket_settle(read, ctx, boff, i + j, b, again[j].seq)) {
+				c->torn++;
+				continue;
+			}
+			if (h->version < 4)
+				b->labels = 0; /* layout 3's reserved word */
+			if (!bucket_valid(b, h->max_frames)) {
+				c->invalid++;
+				continue;
+			}
+			if (c->n == want || frames + b->nframes > SEGMENT_MAX_READ_FRAMES ||
+			    pc_add_locked(pcs, (uintptr_t)ctx, b, &added) < 0 || bucket_room(c, &room, want) < 0) {
+				c->capped = count - (i + j);
+				goto done;
+			}
+			frames += b->nframes;
+			c->b[c->n++] = *b;
 		}
-		if (!bucket_whole(b) || b->seq != seqs[i]) {
-			c->torn++;
-			continue;
-		}
-		if (h->version < 4)
-			b->labels = 0; /* layout 3's reserved word */
-		if (!bucket_valid(b, h->max_frames)) {
-			c->invalid++;
-			continue;
-		}
-		k++;
 	}
-	free(seqs);
-	c->n = k;
+done:
+	free(chunk);
+	free(again);
+	chunk = again = NULL;
+sets:
 	/* The sets after the buckets: every set a copied bucket names is in. */
-	if (copy_sets(c, read, ctx, addr, NULL, why, cap) < 0) {
-		segment_release(c);
-		return -1;
-	}
-	for (i = 0, k = 0; i < c->n; i++) {
+	if (copy_sets(c, read, ctx, addr, NULL, why, cap) < 0)
+		goto err;
+	for (i = 0, j = 0; i < c->n; i++) {
 		if (c->b[i].labels > c->nsets) {
 			c->invalid++;
 			continue;
 		}
-		c->b[k++] = c->b[i];
+		c->b[j++] = c->b[i];
 	}
-	c->n = k;
+	c->n = j;
 	return 0;
+err:
+	free(chunk);
+	free(again);
+	segment_release(c);
+	return -1;
 }
 
 void segment_release(struct seg_copy *c)
 {
+	segment_uncharge(c, c->held);
+	if (c->pc_ref) {
+		pthread_mutex_lock(&segment_pcs_lock);
+		segment_pc_users--;
+		pthread_mutex_unlock(&segment_pcs_lock);
+		c->pc_ref = 0;
+	}
 	free(c->b);
 	free(c->sets);
 	free(c->slots);

@@ -30,6 +30,18 @@
  *    THREAD, BLOCK, MUTEX) with at most max_frames frames; a BLOCK or
  *    MUTEX bucket's reserved words are 0 and its estimates finite and not
  *    negative. Any other bucket is left out and counted in invalid;
+ *  - what a copy holds is bounded whatever the header claims: at most
+ *    SEGMENT_MAX_READ_BUCKETS buckets holding SEGMENT_MAX_READ_FRAMES
+ *    frames in all, SEGMENT_MAX_READ_SETS label sets and
+ *    SEGMENT_MAX_READ_SLOTS slots; all copies held at once in this
+ *    process take at most SEGMENT_MAX_HELD bytes; and a copy's buckets
+ *    hold at most SEGMENT_MAX_READ_PCS distinct return addresses, all
+ *    copies' together SEGMENT_MAX_HELD_PCS distinct (process, address)
+ *    pairs (a profile's size follows them; a process is the read
+ *    callback's context, so -d's two copies of one count once). Past a cap the rest is
+ *    not read and is counted (capped, sets_capped, slots_capped); the
+ *    buckets are read a chunk at a time, so nothing is allocated in
+ *    proportion to what is left out;
  *  - reading goes through a callback, so tests can hand in any bytes.
  */
 #include <stddef.h>
@@ -40,6 +52,19 @@
 
 #define SEGMENT_RETRIES 8
 #define SEGMENT_MAX_LABEL_ROWS (1u << 20) /* label sets or slots a segment may declare */
+/*
+ * What one copy keeps: twice the shim's default table of buckets, and of
+ * their frames what a program's code has; of the label tables what the
+ * shim makes (it never makes more).
+ */
+#define SEGMENT_MAX_READ_BUCKETS 65536u
+#define SEGMENT_MAX_READ_FRAMES (1u << 21)
+#define SEGMENT_MAX_READ_PCS (1u << 17) /* distinct return addresses a copy */
+#define SEGMENT_MAX_HELD_PCS (1u << 18) /* distinct (process, address) pairs, all copies held */
+#define SEGMENT_MAX_READ_SETS SEG_DEFAULT_LABELSETS
+#define SEGMENT_MAX_READ_SLOTS SEG_DEFAULT_LSLOTS
+#define SEGMENT_MAX_HELD ((size_t)128 << 20) /* bytes all copies held at once */
+#define SEGMENT_CHUNK 256u /* buckets read at a time */
 
 /* Read n bytes at addr into buf; 0, or -1 when unreadable. */
 typedef int segment_read_fn(void *ctx, uint64_t addr, void *buf, size_t n);
@@ -50,6 +75,11 @@ struct seg_copy {
 	size_t n;
 	size_t torn;            /* buckets left out: updated during every read */
 	size_t invalid;         /* buckets left out: malformed */
+	size_t capped;          /* buckets not read: past a cap (SEGMENT_MAX_*) */
+	size_t sets_capped;     /* label sets not read: past a cap */
+	size_t slots_capped;    /* label slots not read: past a cap */
+	size_t held;            /* bytes charged to SEGMENT_MAX_HELD */
+	int pc_ref;             /* its buckets' return addresses are in the shared set */
 	struct seg_labelset *sets; /* label set id i is sets[i - 1] */
 	size_t nsets;
 	size_t sets_invalid;    /* sets emptied: malformed */
@@ -91,6 +121,9 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
  */
 int segment_copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
 		       uint64_t len, struct seg_copy *prev, char *why, size_t cap);
+
+/* Bytes all copies hold now (charged against SEGMENT_MAX_HELD). */
+size_t segment_held_bytes(void);
 
 /* Free a copy's buckets, sets and slots. */
 void segment_release(struct seg_copy *c);

@@ -111,7 +111,8 @@ static void report_shim(const struct target *t, const struct seg_header *h)
  */
 static int add_buckets(struct recorder *rec, const struct shim_view *view, int raw,
 		       const struct seg_copy *now, const struct seg_copy *base,
-		       const struct profile_label_in *extra, size_t nextra)
+		       const struct profile_label_in *extra, size_t nextra,
+		       struct labelsrc_keys *keys)
 {
 	uint32_t want = view->bucket;
 	struct profile_label_in l[4 + LABELSRC_MAX] = { { "bytes", NULL, 0, "bytes" } };
@@ -138,7 +139,7 @@ static int add_buckets(struct recorder *rec, const struct shim_view *view, int r
 		}
 		for (j = 0; j < nextra && nl < 4; j++)
 			l[nl++] = extra[j];
-		nl += labelsrc_set(now, b->labels, l + nl, LABELSRC_MAX);
+		nl += labelsrc_set(now, b->labels, l + nl, LABELSRC_MAX, keys);
 		if (recorder_add_pcs(rec, pcs, b->nframes, b->flags & SEG_BUCKET_TRUNCATED, v, l,
 				     nl) == 0)
 			added++;
@@ -338,6 +339,7 @@ static int members_record(const struct capture_req *q, struct members *ms, struc
 			  struct capture_report *rep)
 {
 	struct profile_label_in l[2] = { { "pid", NULL, 0, NULL }, { "process", NULL, 0, NULL } };
+	struct labelsrc_keys *keys = calloc(1, sizeof(*keys));
 	struct recorder *rec;
 	int i, added;
 
@@ -353,11 +355,18 @@ static int members_record(const struct capture_req *q, struct members *ms, struc
 			if (i > 0)
 				continue; /* a descendant gone meanwhile */
 			target_attach_error(&m->t, errno == ENOENT ? ESRCH : EPERM);
+			free(keys);
 			return EXIT_ATTACH;
+		}
+		if (keys) {
+			/* Reserved keys: noted once per process and capture. */
+			memset(keys, 0, sizeof(*keys));
+			keys->pid = m->t.pid;
 		}
 		l[0].num = m->t.pid;
 		l[1].str = m->t.comm[0] ? m->t.comm : "?";
-		added = add_buckets(rec, q->view, q->raw, now, base, l, q->children ? 2 : 0);
+		added = add_buckets(rec, q->view, q->raw, now, base, l, q->children ? 2 : 0,
+				    q->quiet ? NULL : keys);
 		recorder_lines(rec, q->debug, q->line_cache);
 		record_stats_add(&rep->rec, recorder_stats(rec));
 		rep->samples += (uint64_t)added;
@@ -366,12 +375,21 @@ static int members_record(const struct capture_req *q, struct members *ms, struc
 		if (q->view->off_warning && now->h.sample_rate == 0)
 			warning("%d (%s) runs libcprof.so with sampling off (CPROF_SAMPLE_RATE=0)",
 				(int)m->t.pid, m->t.comm);
+		if (now->capped || now->sets_capped)
+			warning("%llu stacks and %llu label sets of %d (%s) were not read: past "
+				"cprof-attach's caps of %u stacks, %u frames (%u distinct), %u label "
+				"sets a process and %zu MiB in all",
+				(unsigned long long)now->capped, (unsigned long long)now->sets_capped,
+				(int)m->t.pid, m->t.comm, SEGMENT_MAX_READ_BUCKETS,
+				SEGMENT_MAX_READ_FRAMES, SEGMENT_MAX_READ_PCS, SEGMENT_MAX_READ_SETS,
+				SEGMENT_MAX_HELD >> 20);
 		if (now->h.dropped)
 			warning("libcprof.so in %d dropped %llu samples: its table is full (raise "
 				"CPROF_MAX_BUCKETS)",
 				(int)m->t.pid, (unsigned long long)now->h.dropped);
 		recorder_free(rec);
 	}
+	free(keys);
 	return EXIT_OK;
 }
 

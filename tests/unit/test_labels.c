@@ -7,8 +7,13 @@
  * last), a history kept across reads as the ring wraps, a gap when the
  * ring wrapped between two reads (no labels, counted; never wrong ones), a
  * slot handed to another thread, cprof's own keys left out, a set id past
- * the table, the warning's counters, and a process without the shim.
+ * the table, the warning's counters, and a process without the shim; and
+ * what a forged segment cannot do: slots of threads that do not exist are
+ * not taken, the history stays under its total cap however many changes
+ * the slots claim, and keys reserved by cprof or Pyroscope are dropped.
+ * The slots' owners are threads of this test (A, B, C), idle.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +39,41 @@ static size_t bytes;
  * reader's last read makes it read again, as with real clocks.
  */
 static uint64_t t0;
+
+/* Three idle threads of this process: the owners of the slots. */
+static uint32_t A, B, C;
+static uint32_t idle_tid[3];
+static int idle_fd[2];
+
+static void *idle(void *arg)
+{
+	char c;
+
+	__atomic_store_n(&idle_tid[(uintptr_t)arg], (uint32_t)gettid(), __ATOMIC_RELEASE);
+	(void)!read(idle_fd[0], &c, 1); /* until the test ends */
+	return NULL;
+}
+
+static int group_setup(void **state)
+{
+	pthread_t t;
+	uintptr_t i;
+
+	(void)state;
+	if (pipe(idle_fd) != 0)
+		return -1;
+	for (i = 0; i < 3; i++) {
+		if (pthread_create(&t, NULL, idle, (void *)i) != 0)
+			return -1;
+		pthread_detach(t);
+		while (!__atomic_load_n(&idle_tid[i], __ATOMIC_ACQUIRE))
+			usleep(100);
+	}
+	A = idle_tid[0];
+	B = idle_tid[1];
+	C = idle_tid[2];
+	return 0;
+}
 
 static struct seg_labelset *lset(size_t i)
 {
@@ -141,15 +181,15 @@ static void test_at(void **state)
 	struct label_src *s = labelsrc_new(getpid());
 
 	(void)state;
-	change(0, 100, 1000, 1);
-	change(0, 100, 2000, 2);
-	change(0, 100, 3000, 0);
-	change(1, 200, 1500, 3);
-	assert_string_equal(at(s, 100, 999), "");           /* before its first change */
-	assert_string_equal(at(s, 100, 1000), "endpoint=/a"); /* at a change: the new set */
-	assert_string_equal(at(s, 100, 2500), "endpoint=/b");
-	assert_string_equal(at(s, 100, 3500), "");           /* cleared */
-	assert_string_equal(at(s, 200, 2000), "tenant=t");   /* thread=x is cprof's own */
+	change(0, A, 1000, 1);
+	change(0, A, 2000, 2);
+	change(0, A, 3000, 0);
+	change(1, C, 1500, 3);
+	assert_string_equal(at(s, A, 999), "");           /* before its first change */
+	assert_string_equal(at(s, A, 1000), "endpoint=/a"); /* at a change: the new set */
+	assert_string_equal(at(s, A, 2500), "endpoint=/b");
+	assert_string_equal(at(s, A, 3500), "");           /* cleared */
+	assert_string_equal(at(s, C, 2000), "tenant=t");   /* thread=x is cprof's own */
 	assert_string_equal(at(s, 300, 2000), "");           /* a thread with no slot */
 	assert_int_equal(labelsrc_stats(s)->unknown, 0);
 	labelsrc_free(s);
@@ -163,24 +203,24 @@ static void test_ring_and_gap(void **state)
 
 	(void)state;
 	for (k = 0; k < SEG_LABEL_RING / 2; k++)
-		change(0, 100, 1000 + k, 1 + k % 2);
-	assert_string_equal(at(s, 100, 1000), "endpoint=/a"); /* read: 128 changes seen */
+		change(0, A, 1000 + k, 1 + k % 2);
+	assert_string_equal(at(s, A, 1000), "endpoint=/a"); /* read: 128 changes seen */
 	for (; k < SEG_LABEL_RING + 64; k++)
-		change(0, 100, 1000 + k, 1 + k % 2);
+		change(0, A, 1000 + k, 1 + k % 2);
 	/* A newer sample: read again; the ring wrapped, not past what was seen. */
-	assert_string_equal(at(s, 100, 1000 + k), "endpoint=/b");
-	assert_string_equal(at(s, 100, 1000), "endpoint=/a"); /* kept from the first read */
-	assert_string_equal(at(s, 100, 1001), "endpoint=/b");
+	assert_string_equal(at(s, A, 1000 + k), "endpoint=/b");
+	assert_string_equal(at(s, A, 1000), "endpoint=/a"); /* kept from the first read */
+	assert_string_equal(at(s, A, 1001), "endpoint=/b");
 	assert_int_equal(labelsrc_stats(s)->unknown, 0);
 	/* Now 2 ring-fulls more before the next read: the changes between are lost. */
 	for (; k < 3 * SEG_LABEL_RING + 64 + 10; k++)
-		change(0, 100, 100000 + k, 1 + k % 2);
-	assert_string_equal(at(s, 100, 100000 + k), "endpoint=/b"); /* the newest: kept */
+		change(0, A, 100000 + k, 1 + k % 2);
+	assert_string_equal(at(s, A, 100000 + k), "endpoint=/b"); /* the newest: kept */
 	/* Between the last change seen before and the first one kept: unknown, not wrong. */
-	assert_string_equal(at(s, 100, 100000 + SEG_LABEL_RING + 64), "");
+	assert_string_equal(at(s, A, 100000 + SEG_LABEL_RING + 64), "");
 	assert_int_equal(labelsrc_stats(s)->unknown, 1);
 	/* Before the gap: still known. */
-	assert_string_equal(at(s, 100, 1000 + SEG_LABEL_RING + 63), "endpoint=/b");
+	assert_string_equal(at(s, A, 1000 + SEG_LABEL_RING + 63), "endpoint=/b");
 	labelsrc_free(s);
 }
 
@@ -190,13 +230,13 @@ static void test_slot_reused(void **state)
 	struct label_src *s = labelsrc_new(getpid());
 
 	(void)state;
-	change(0, 100, 1000, 1);
-	assert_string_equal(at(s, 100, 1000), "endpoint=/a");
+	change(0, A, 1000, 1);
+	assert_string_equal(at(s, A, 1000), "endpoint=/a");
 	lslot(0)->state = SEG_LSLOT_EXITED;
-	change(0, 101, 5000, 2);
-	assert_string_equal(at(s, 101, 5000), "endpoint=/b");
-	assert_string_equal(at(s, 101, 4000), "");
-	assert_string_equal(at(s, 100, 1500), "endpoint=/a"); /* the thread that ended */
+	change(0, B, 5000, 2);
+	assert_string_equal(at(s, B, 5000), "endpoint=/b");
+	assert_string_equal(at(s, B, 4000), "");
+	assert_string_equal(at(s, A, 1500), "endpoint=/a"); /* the thread that ended */
 	labelsrc_free(s);
 }
 
@@ -206,11 +246,11 @@ static void test_untrusted(void **state)
 	struct label_src *s = labelsrc_new(getpid());
 
 	(void)state;
-	change(0, 100, 1000, 7); /* past labelset_count */
-	change(1, 200, 1000, 1);
+	change(0, A, 1000, 7); /* past labelset_count */
+	change(1, C, 1000, 1);
 	lslot(1)->seq = 5;       /* being written, forever */
-	assert_string_equal(at(s, 100, 2000), "");
-	assert_string_equal(at(s, 200, 2000), "");
+	assert_string_equal(at(s, A, 2000), "");
+	assert_string_equal(at(s, C, 2000), "");
 	assert_true(labelsrc_stats(s)->torn >= 1);
 	labelsrc_free(s);
 }
@@ -220,12 +260,77 @@ static void test_warn_counters(void **state)
 	struct label_src *s = labelsrc_new(getpid());
 
 	(void)state;
-	change(0, 100, 1000, 1);
-	(void)at(s, 100, 2000);
+	change(0, A, 1000, 1);
+	(void)at(s, A, 2000);
 	assert_non_null(labelsrc_header(s));
 	h->labels_truncated = 2;
 	labelsrc_warn(s, h, getpid(), "test"); /* one line on stderr; it must not crash */
 	labelsrc_warn(NULL, NULL, getpid(), "test");
+	labelsrc_free(s);
+}
+
+/* A slot whose owner is no thread of the target: never taken, whatever it claims. */
+static void test_dead_threads(void **state)
+{
+	struct label_src *s = labelsrc_new(getpid());
+
+	(void)state;
+	change(0, 3999999, 1000, 1);
+	change(1, A, 1000, 2);
+	assert_string_equal(at(s, 3999999, 2000), "");
+	assert_string_equal(at(s, A, 2000), "endpoint=/b");
+	assert_int_equal(labelsrc_stats(s)->entries, 64); /* A's first block only */
+	labelsrc_free(s);
+}
+
+/*
+ * Slots whose change counts jump by a ring at every read: the history
+ * keeps at most LABELSRC_MAX_ENTRIES, the newest changes still found.
+ */
+static void test_history_cap(void **state)
+{
+	struct label_src *s = labelsrc_new(getpid());
+	uint64_t r, k, ns = 1000;
+	size_t i;
+
+	(void)state;
+	for (r = 0; r < 3 * LABELSRC_MAX_ENTRIES / (3 * SEG_LABEL_RING); r++) {
+		for (i = 0; i < 3; i++)
+			for (k = 0; k < SEG_LABEL_RING; k++)
+				change(i, idle_tid[i], ns + k, 1 + (uint32_t)(k % 2));
+		ns += SEG_LABEL_RING;
+		labelsrc_sync(s);
+		assert_true(labelsrc_stats(s)->entries <= LABELSRC_MAX_ENTRIES);
+	}
+	assert_string_equal(at(s, A, ns - 1), "endpoint=/b");
+	assert_string_equal(at(s, B, ns - 2), "endpoint=/a");
+	assert_string_equal(at(s, C, 1000), ""); /* long gone: a gap, not a wrong set */
+	labelsrc_free(s);
+}
+
+/* Keys of cprof's own labels and of Pyroscope's are dropped (and noted once). */
+static void test_reserved_keys(void **state)
+{
+	static const char *const keys[] = { "__name__", "__x", "bytes", "ok", "service_name",
+					    "tid" };
+	struct label_src *s = labelsrc_new(getpid());
+	size_t i;
+
+	(void)state;
+	lset(3)->n = 6;
+	for (i = 0; i < 6; i++) {
+		strcpy(lset(3)->pair[i].key, keys[i]);
+		strcpy(lset(3)->pair[i].value, "v");
+	}
+	h->labelset_count = 4;
+	change(0, A, 1000, 4);
+	assert_string_equal(at(s, A, 2000), "ok=v");
+	assert_string_equal(at(s, A, 3000), "ok=v"); /* notes said once: see stderr */
+	assert_string_equal(labelsrc_reserved("service_name"), "Pyroscope's");
+	assert_string_equal(labelsrc_reserved("__anything"), "Pyroscope's");
+	assert_string_equal(labelsrc_reserved("thread"), "cprof's own");
+	assert_null(labelsrc_reserved("_one"));
+	assert_null(labelsrc_reserved("service"));
 	labelsrc_free(s);
 }
 
@@ -250,8 +355,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slot_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_warn_counters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_history_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reserved_keys, setup, teardown),
 		cmocka_unit_test(test_no_shim),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

@@ -9,6 +9,9 @@
  * names the variable when a kind is off in the target. And the label
  * tables of layout 4 (sets, slots, a bucket's labels; hostile sizes and
  * counts, malformed sets, torn slots) and layout 3 read without them.
+ * And a forged segment of the largest size the layout allows, made up on
+ * the fly by the read callback: what a copy holds and reads stays under
+ * the stated caps.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -646,6 +649,167 @@ static void test_read_fails(void **state)
 	drop(m);
 }
 
+/*
+ * A forged segment as large as a header may claim (SEG_MAX_BUCKETS
+ * buckets, SEGMENT_MAX_LABEL_ROWS sets and slots), made up by the read
+ * callback: bucket i is valid with 64 frames of its own, sets name
+ * keys, slots name threads. Counts the bytes asked for.
+ */
+struct forged {
+	struct seg_header h;
+	uint64_t asked;
+	uint64_t pcs;    /* where its frames start */
+};
+
+static void forged_bucket(uint64_t i, struct seg_bucket *b, uint64_t pcs)
+{
+	uint32_t j;
+
+	memset(b, 0, sizeof(*b));
+	b->kind = SEG_KIND_ALLOC;
+	b->nframes = SEG_MAX_FRAMES;
+	b->labels = (uint32_t)(i % 1000) + 1;
+	b->alloc_samples = 1;
+	b->alloc_objects = 1.0;
+	for (j = 0; j < SEG_MAX_FRAMES; j++)
+		b->frames[j] = pcs + (i * SEG_MAX_FRAMES + j) * 16;
+}
+
+static int forged_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct forged *f = ctx;
+	const struct seg_header *h = &f->h;
+	uint64_t off = addr - BASE, i, e;
+	unsigned char *out = buf;
+	struct seg_bucket b;
+
+	f->asked += n;
+	if (addr < BASE || off > h->size || n > h->size - off)
+		return -1;
+	memset(buf, 0, n);
+	if (off < sizeof(*h))
+		memcpy(out, (const char *)h + off, n < sizeof(*h) - off ? n : sizeof(*h) - off);
+	/* Whole buckets only (the reader never reads part of one but its seq). */
+	for (i = off >= h->bucket_off ? (off - h->bucket_off) / sizeof(b) : 0;
+	     i < h->bucket_cap; i++) {
+		e = h->bucket_off + i * sizeof(b);
+		if (e >= off + n)
+			break;
+		forged_bucket(i, &b, f->pcs);
+		if (e >= off && e + sizeof(b) <= off + n)
+			memcpy(out + (e - off), &b, sizeof(b));
+	}
+	for (i = off >= h->lslot_off ? (off - h->lslot_off) / sizeof(struct seg_lslot) : 0;
+	     i < h->lslot_cap; i++) {
+		e = h->lslot_off + i * sizeof(struct seg_lslot);
+		if (e >= off + n)
+			break;
+		if (e >= off && e + 24 <= off + n) {
+			struct seg_lslot *sl = (struct seg_lslot *)(out + (e - off));
+
+			sl->tid = (uint32_t)i + 1;
+			sl->state = SEG_LSLOT_LIVE;
+			sl->changes = SEG_LABEL_RING;
+		}
+	}
+	return 0;
+}
+
+/* A forged header as large as the layout allows, frames from pcs on. */
+static struct forged *forge(uint64_t pcs)
+{
+	struct forged *f = calloc(1, sizeof(*f));
+	struct seg_header *h = &f->h;
+
+	f->pcs = pcs;
+	memcpy(h->magic, SEG_MAGIC, 8);
+	h->version = SEG_VERSION;
+	h->header_size = sizeof(*h);
+	h->max_frames = SEG_MAX_FRAMES;
+	h->bucket_size = sizeof(struct seg_bucket);
+	h->bucket_off = 4096;
+	h->bucket_cap = h->bucket_count = SEG_MAX_BUCKETS;
+	h->labelset_off = h->bucket_off + SEG_MAX_BUCKETS * sizeof(struct seg_bucket);
+	h->labelset_cap = h->labelset_count = SEGMENT_MAX_LABEL_ROWS;
+	h->labelset_size = sizeof(struct seg_labelset);
+	h->lslot_off = h->labelset_off + SEGMENT_MAX_LABEL_ROWS * sizeof(struct seg_labelset);
+	h->lslot_cap = h->lslot_count = SEGMENT_MAX_LABEL_ROWS;
+	h->lslot_size = sizeof(struct seg_lslot);
+	h->size = h->lslot_off + SEGMENT_MAX_LABEL_ROWS * sizeof(struct seg_lslot);
+	return f;
+}
+
+static void test_forged_huge(void **state)
+{
+	struct forged *f = forge(0x100000);
+	struct seg_header *h = &f->h;
+	struct seg_copy c, d;
+	char why[256];
+	uint64_t most;
+
+	(void)state;
+	assert_int_equal(segment_copy(&c, forged_read, f, BASE, h->size, why, sizeof(why)), 0);
+	assert_true(c.n > 0);
+	assert_true(c.n <= SEGMENT_MAX_READ_BUCKETS);
+	assert_true(c.n * SEG_MAX_FRAMES <= SEGMENT_MAX_READ_PCS); /* every frame distinct */
+	assert_true(c.capped > 0);
+	assert_int_equal(c.nsets, SEGMENT_MAX_READ_SETS);
+	assert_true(c.sets_capped > 0);
+	/* Read: the buckets kept and the next chunk, twice, and the sets. */
+	most = 2 * (c.n + c.capped % SEGMENT_CHUNK + 2 * SEGMENT_CHUNK) * sizeof(struct seg_bucket) +
+	       SEGMENT_MAX_READ_SETS * sizeof(struct seg_labelset) + sizeof(*h);
+	assert_true(f->asked <= most + c.torn * sizeof(struct seg_bucket));
+	assert_true(c.held <= SEGMENT_MAX_HELD);
+	assert_true(segment_held_bytes() == c.held);
+	f->asked = 0;
+	assert_int_equal(segment_copy_slots(&d, forged_read, f, BASE, h->size, NULL, why,
+					    sizeof(why)), 0);
+	assert_true(d.nslots <= SEGMENT_MAX_READ_SLOTS);
+	assert_true(d.slots_capped > 0);
+	assert_true(segment_held_bytes() == c.held + d.held);
+	assert_true(segment_held_bytes() <= SEGMENT_MAX_HELD);
+	segment_release(&d);
+	segment_release(&c);
+	assert_int_equal(segment_held_bytes(), 0);
+	free(f);
+}
+
+/*
+ * Copies held at once (--children's processes, -d's two copies) share
+ * one budget of distinct (process, address) pairs: each process up to
+ * SEGMENT_MAX_READ_PCS, all together SEGMENT_MAX_HELD_PCS; a second copy
+ * of the same process adds nothing new; the budget is whole again once
+ * the copies are released.
+ */
+static void test_forged_shared_budget(void **state)
+{
+	struct forged *f = forge(0x100000), *g = forge(0x100000), *k = forge(0x7f0000000000ull);
+	struct seg_copy a, b, c, d;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(segment_copy(&a, forged_read, f, BASE, f->h.size, why, sizeof(why)), 0);
+	assert_int_equal(a.n * SEG_MAX_FRAMES, SEGMENT_MAX_READ_PCS);
+	/* Another process, the same addresses: its own locations, its own share. */
+	assert_int_equal(segment_copy(&b, forged_read, g, BASE, g->h.size, why, sizeof(why)), 0);
+	assert_int_equal((a.n + b.n) * SEG_MAX_FRAMES, SEGMENT_MAX_HELD_PCS);
+	assert_int_equal(segment_copy(&c, forged_read, k, BASE, k->h.size, why, sizeof(why)), 0);
+	assert_int_equal(c.n, 0); /* the budget is spent */
+	assert_true(c.capped > 0);
+	assert_int_equal(segment_copy(&d, forged_read, f, BASE, f->h.size, why, sizeof(why)), 0);
+	assert_int_equal(d.n, a.n); /* the same process again (-d): nothing new */
+	segment_release(&a);
+	segment_release(&b);
+	segment_release(&c);
+	segment_release(&d);
+	assert_int_equal(segment_copy(&c, forged_read, k, BASE, k->h.size, why, sizeof(why)), 0);
+	assert_int_equal(c.n * SEG_MAX_FRAMES, SEGMENT_MAX_READ_PCS);
+	segment_release(&c);
+	free(f);
+	free(g);
+	free(k);
+}
+
 /* Random garbage in every byte of header and buckets: never a crash. */
 static void test_fuzz(void **state)
 {
@@ -703,6 +867,8 @@ int main(void)
 		cmocka_unit_test(test_slots_incremental),
 		cmocka_unit_test(test_bad_label_headers),
 		cmocka_unit_test(test_layout3),
+		cmocka_unit_test(test_forged_huge),
+		cmocka_unit_test(test_forged_shared_budget),
 		cmocka_unit_test(test_fuzz),
 	};
 

@@ -288,6 +288,46 @@ static void test_fork_child(void **state)
 	cprof_labels_clear();
 }
 
+/*
+ * The shared header scribbled over from outside (offsets, caps and counts
+ * pointing anywhere, a slot's change count): the shim writes where its own
+ * layout says, never where the header now says.
+ */
+static void test_header_scribbled(void **state)
+{
+	struct seg_header *h = seg(), saved;
+	struct seg_labelset *sets;
+	struct seg_lslot *sl;
+	uint32_t a, b;
+
+	(void)state;
+	saved = *h;
+	sets = (struct seg_labelset *)((char *)h + saved.labelset_off);
+	sl = (struct seg_lslot *)((char *)h + saved.lslot_off);
+	cprof_labels_set("k", "1", NULL);
+	a = labels_current();
+	assert_int_equal(a, 1);
+	h->labelset_off = UINT64_MAX / 2;
+	h->labelset_cap = UINT64_MAX;
+	h->labelset_count = 0;
+	h->lslot_off = 1ull << 40;
+	h->lslot_cap = UINT64_MAX;
+	h->lslot_count = 0;
+	sl[0].changes = 0x7fffffffffffull; /* the owner's slot: a count it did not write */
+	cprof_labels_set("k", "2", NULL);
+	b = labels_current();
+	assert_int_equal(b, 2); /* the next id by the shim's own count */
+	assert_string_equal(sets[1].pair[0].value, "2"); /* where its own layout says */
+	assert_int_equal(h->labelset_count, 2);
+	assert_int_equal(sl[0].changes, 2); /* its own count, written back */
+	assert_int_equal(sl[0].ring[1].set, 2);
+	cprof_labels_set("k", "1", NULL); /* found by the index, within the shim's count */
+	assert_int_equal(labels_current(), a);
+	cprof_labels_clear();
+	h->labelset_off = saved.labelset_off;
+	h->lslot_off = saved.lslot_off;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +340,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_table_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bucket_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_child, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_header_scribbled, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

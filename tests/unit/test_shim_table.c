@@ -331,10 +331,54 @@ static void test_seqlock(void **state)
 	table_fini();
 }
 
+/*
+ * The shared header scribbled over from outside: new buckets, counter
+ * changes and a fork child's copy go where the shim's own layout and
+ * counts say, not where the header now says.
+ */
+static void test_header_scribbled(void **state)
+{
+	struct seg_header *h, saved;
+	const struct seg_bucket *k;
+	uint64_t f[1] = { 0x401000 }, g[1] = { 0x402000 };
+
+	(void)state;
+	assert_int_equal(table_init(1000, 8), 0);
+	h = (struct seg_header *)table_segment();
+	saved = *h;
+	k = (const struct seg_bucket *)((const char *)h + saved.bucket_off);
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, f, 1), 0);
+	h->bucket_off = UINT64_MAX / 2;
+	h->bucket_cap = UINT64_MAX;
+	h->bucket_count = 0; /* the next bucket would overwrite bucket 0 */
+	h->labelset_off = 1ull << 40;
+	h->labelset_cap = UINT64_MAX;
+	h->labelset_count = UINT64_MAX;
+	assert_int_equal(table_bucket(SEG_KIND_ALLOC, 0, g, 1), 1);
+	assert_int_equal(k[0].frames[0], 0x401000);
+	assert_int_equal(k[1].frames[0], 0x402000);
+	assert_int_equal(h->bucket_count, 2);
+	table_add(1, 0, 100, 1.0);
+	assert_int_equal(k[1].alloc_samples, 1);
+	h->bucket_count = 1000; /* a bucket the shim never made: no counter change */
+	table_add(5, 0, 100, 1.0);
+	assert_int_equal(k[5].alloc_samples, 0);
+	table_lock();
+	assert_int_equal(table_restart(), 0); /* copies from and to its own layout */
+	h = (struct seg_header *)table_segment();
+	assert_int_equal(h->bucket_count, 2);
+	assert_int_equal(h->labelset_count, 0);
+	assert_int_equal(h->bucket_off, saved.bucket_off);
+	k = (const struct seg_bucket *)((const char *)h + saved.bucket_off);
+	assert_int_equal(k[1].frames[0], 0x402000);
+	table_fini();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header),
+		cmocka_unit_test(test_header_scribbled),
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_waits),
