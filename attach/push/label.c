@@ -17,7 +17,6 @@
 #include "attach/push/push.h"
 #include "common/buf.h"
 #include "common/err.h"
-#include "common/privdir.h"
 
 int push_label_check(const char *kv)
 {
@@ -132,11 +131,4 @@ int push_name_build(const struct push_options *po, const struct target *t, char 
 	if (r)
 		return error("application name and labels too long (more than %zu bytes)", cap - 1);
 	return 0;
-}
-
-const char *push_spool_default(char *out, size_t cap)
-{
-	if (!privdir_cache("spool", out, cap))
-		snprintf(out, cap, "/tmp/cprof-spool-%u", (unsigned)getuid());
-	return out;
 }

@@ -31,7 +31,4 @@ int push_label_check(const char *kv);
  */
 int push_name_build(const struct push_options *po, const struct target *t, char *out, size_t cap);
 
-/* $XDG_CACHE_HOME/cprof/spool, else ~/.cache/cprof/spool, else /tmp/cprof-spool-UID, into out. */
-const char *push_spool_default(char *out, size_t cap);
-
 #endif
