@@ -20,6 +20,7 @@
 #include "common/watchdog.h"
 
 #define WATCHDOG_TICK_NS 100000000ull
+#define WATCHDOG_STUCK_MS 250 /* a read this old when a stop is asked will not return */
 #define WATCHDOG_SLOTS 64 /* reads watched at once: tracers of --children, the consumer */
 
 struct read_slot {
@@ -60,23 +61,29 @@ static void __attribute__((noreturn)) wd_end(const char *why)
 	_exit(code);
 }
 
+/*
+ * A read of target memory WATCHDOG_READ_MS old ends the process; once a
+ * stop is asked, one WATCHDOG_STUCK_MS old does: its thread can do
+ * nothing else until the process ends, so the grace would only be waited.
+ */
 static void wd_check_reads(uint64_t now)
 {
+	uint64_t since, limit = (wd_sig ? WATCHDOG_STUCK_MS : WATCHDOG_READ_MS) * 1000000ull;
 	char why[256];
-	uint64_t since;
 	int i;
 
 	for (i = 0; i < WATCHDOG_SLOTS; i++) {
 		since = __atomic_load_n(&wd_reads[i].since, __ATOMIC_ACQUIRE);
-		if (!since || now < since || now - since < WATCHDOG_READ_MS * 1000000ull)
+		if (!since || now < since || now - since < limit)
 			continue;
 		snprintf(why, sizeof(why),
-			 "a read of %d's memory at 0x%llx has not returned in %d s (memory the "
-			 "target registered with userfaultfd, or a file on a FUSE mount that does "
-			 "not answer)",
+			 "%s%sa read of %d's memory at 0x%llx has not returned in %.1f s (memory "
+			 "the target registered with userfaultfd, or a file on a FUSE mount that "
+			 "does not answer)",
+			 wd_sig ? signame(wd_sig) : "", wd_sig ? ", and " : "",
 			 __atomic_load_n(&wd_reads[i].pid, __ATOMIC_RELAXED),
 			 (unsigned long long)__atomic_load_n(&wd_reads[i].addr, __ATOMIC_RELAXED),
-			 WATCHDOG_READ_MS / 1000);
+			 (double)(now - since) / 1e9);
 		wd_end(why);
 	}
 }

@@ -25,7 +25,9 @@
  *    WATCHDOG_READ_MS after it began ends the process the same way, with
  *    a line naming the process and the address: such a read waits in the
  *    kernel for a page the target (userfaultfd) or a FUSE server holds,
- *    killably only, and nothing but the process's exit ends it;
+ *    killably only, and nothing but the process's exit ends it. Once a
+ *    stop is asked, a read a quarter of a second old is taken as stuck at
+ *    once: its thread could do nothing more in the grace;
  *  - without watchdog_start() (unit tests, tools) nothing here runs:
  *    watchdog_fd() is -1 and the stop functions say no stop was asked.
  */

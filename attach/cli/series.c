@@ -81,6 +81,12 @@ static int series_one(const struct options *o, const struct target *t, struct de
 		goto done;
 	}
 	code = o->kind->source->capture(&req, &prof, rep);
+	if (code != EXIT_OK && code != EXIT_USAGE && watchdog_stop_signal()) {
+		/* Whatever failed, it failed because we were leaving. */
+		note("stopped by %s before the capture could end; no profile written",
+		     strsignal(watchdog_stop_signal()));
+		code = EXIT_INTERRUPTED;
+	}
 	if (code != EXIT_OK) {
 		if (out)
 			outfile_abort(out);
