@@ -223,7 +223,8 @@ int series_run(const struct options *o, const struct target *t)
 		code = series_one(o, t, debug, lc, tp ? path : NULL, n, push, &rep);
 		if (code == EXIT_OK || code == EXIT_PARTIAL)
 			written++;
-		if (code != EXIT_OK || rep.stop_signal || rep.lost_access || (o->count && n == o->count))
+		if (code != EXIT_OK || rep.stop_signal || watchdog_stop_signal() || rep.lost_access ||
+		    (o->count && n == o->count))
 			break;
 		series_overrun(o, n, start);
 		watchdog_phase("waiting for the next capture", code);
