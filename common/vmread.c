@@ -197,7 +197,7 @@ int vm_read_bounded(pid_t pid, uint64_t addr, void *buf, size_t n)
 			vr_stuck = 1;
 			warning("a read of %zu bytes of %d's memory at 0x%llx did not return in %d s: "
 				"the target may have registered it with userfaultfd, or mapped a file "
-				"of a FUSE mount that does not answer; its memory is not read again",
+				"of a FUSE mount that does not answer; no such read is tried again",
 				n, (int)pid, (unsigned long long)addr, VMREAD_DEADLINE_MS / 1000);
 		}
 		goto out;

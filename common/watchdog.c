@@ -41,6 +41,7 @@ static int wd_sig;
 static uint64_t wd_stop_ns;
 static const char *wd_phase = "starting";
 static int wd_code = EXIT_INTERRUPTED;
+static int wd_grace_ms = WATCHDOG_GRACE_MS;
 static struct read_slot wd_reads[WATCHDOG_SLOTS];
 static uint64_t wd_due_ns;   /* watchdog_due() */
 static unsigned wd_due_number;
@@ -145,23 +146,24 @@ static void *wd_main(void *arg)
 	struct timespec ts;
 	siginfo_t si;
 	sigset_t set;
-	uint64_t now, wait, left;
+	uint64_t now, wait, end;
 	uint64_t one = 1;
 	char why[128];
-	int sig;
+	int sig, grace;
 
 	(void)arg;
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WATCHDOG_NICE);
 	proc_stop_signals(&set, 0);
 	for (;;) {
 		wait = WATCHDOG_TICK_NS;
+		grace = __atomic_load_n(&wd_grace_ms, __ATOMIC_ACQUIRE);
+		end = wd_stop_ns + (uint64_t)grace * 1000000ull;
 		if (wd_sig) {
 			now = clock_mono_ns();
-			left = wd_stop_ns + WATCHDOG_GRACE_MS * 1000000ull - now;
-			if (now >= wd_stop_ns + WATCHDOG_GRACE_MS * 1000000ull)
-				left = 1;
-			if (left < wait)
-				wait = left;
+			if (end <= now)
+				wait = 1;
+			else if (end - now < wait)
+				wait = end - now;
 		}
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)wait;
@@ -178,9 +180,10 @@ static void *wd_main(void *arg)
 				wd_end(why);
 			}
 		}
-		if (wd_sig && now - wd_stop_ns >= WATCHDOG_GRACE_MS * 1000000ull) {
+		grace = __atomic_load_n(&wd_grace_ms, __ATOMIC_ACQUIRE);
+		if (wd_sig && now - wd_stop_ns >= (uint64_t)grace * 1000000ull) {
 			snprintf(why, sizeof(why), "%s, and still running %.1f s later", signame(wd_sig),
-				 WATCHDOG_GRACE_MS / 1000.0);
+				 (double)(now - wd_stop_ns) / 1e9);
 			wd_end(why);
 		}
 		wd_check_reads(now);
@@ -237,8 +240,9 @@ int watchdog_cut(void)
 	       clock_mono_ns() - wd_stop_ns >= WATCHDOG_CUT_MS * 1000000ull;
 }
 
-void watchdog_phase(const char *phase, int code)
+void watchdog_phase(const char *phase, int code, int grace_ms)
 {
+	__atomic_store_n(&wd_grace_ms, grace_ms > 0 ? grace_ms : WATCHDOG_GRACE_MS, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_due_ns, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_code, code, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_phase, phase, __ATOMIC_RELEASE);

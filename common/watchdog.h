@@ -61,9 +61,12 @@ int watchdog_cut(void);
 /*
  * The phase the main thread is in (a string that lives for ever, "writing
  * the profile"), for the line the watchdog prints when it must end the
- * process, and the exit code it then ends it with.
+ * process, and the exit code it then ends it with. grace_ms: how long
+ * after a stop signal the phase may run on (0: WATCHDOG_GRACE_MS); a
+ * phase with nothing to lose (the last pushes: the spool keeps them)
+ * gives less.
  */
-void watchdog_phase(const char *phase, int code);
+void watchdog_phase(const char *phase, int code, int grace_ms);
 
 /*
  * Say that capture number of a series should be done by monotonic time

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 	 * capture loops read them, as they did before it.
 	 */
 	watchdog_start();
-	watchdog_phase("reading the command line", EXIT_INTERRUPTED);
+	watchdog_phase("reading the command line", EXIT_INTERRUPTED, 0);
 	r = options_parse(&o, argc, argv);
 	if (r != 0)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	watchdog_phase("checking the target", EXIT_INTERRUPTED);
+	watchdog_phase("checking the target", EXIT_INTERRUPTED, 0);
 	if (target_check(&t, o.pid) < 0)
 		return EXIT_ATTACH;
 	return series_run(&o, &t);

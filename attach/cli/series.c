@@ -25,6 +25,7 @@
 
 #define TOP_N 10
 #define SERIES_MARGIN_NS 1000000000ull /* a capture may end this late (or half an interval) */
+#define SERIES_PUSH_GRACE_MS 500 /* after a stop signal, the last pushes: the spool keeps them */
 
 /* The request for one capture: the kind's row, the format's needs, the options. */
 static void series_request(const struct options *o, const struct target *t,
@@ -75,7 +76,8 @@ static int series_one(const struct options *o, const struct target *t, struct de
 	buf_init(&enc, 0);
 	buf_init(&json, 1 << 16);
 	series_request(o, t, debug, lc, &req);
-	watchdog_phase("capturing (attaching, sampling, unwinding, source lines)", EXIT_INTERRUPTED);
+	watchdog_phase("capturing (attaching, sampling, unwinding, source lines)", EXIT_INTERRUPTED,
+		       0);
 	if (out && outfile_open(out, path) < 0) {
 		code = EXIT_OUTPUT;
 		goto done;
@@ -109,7 +111,7 @@ static int series_one(const struct options *o, const struct target *t, struct de
 		code = EXIT_GONE;
 		goto done;
 	}
-	watchdog_phase("writing the profile", EXIT_INTERRUPTED);
+	watchdog_phase("writing the profile", EXIT_INTERRUPTED, 0);
 	code = output_write(o, t, rep, prof, out, push ? &enc : NULL);
 	if (code != EXIT_OK)
 		goto done;
@@ -227,7 +229,7 @@ int series_run(const struct options *o, const struct target *t)
 		    (o->count && n == o->count))
 			break;
 		series_overrun(o, n, start);
-		watchdog_phase("waiting for the next capture", code);
+		watchdog_phase("waiting for the next capture", code, 0);
 		w = capture_wait(t->pid, sigfd, start + n * o->every_ns, NULL);
 		if (w == 1)
 			break;
@@ -243,7 +245,8 @@ int series_run(const struct options *o, const struct target *t)
 	capture_line_cache_free(lc);
 	capture_debug_free(debug);
 	/* What is left to send stays in the spool if the watchdog must end us here. */
-	watchdog_phase("sending the last profiles (they stay in the spool)", EXIT_UNSENT);
+	watchdog_phase("sending the last profiles (they stay in the spool)", EXIT_UNSENT,
+		       SERIES_PUSH_GRACE_MS);
 	if (push)
 		unsent = push_finish(push, o->quiet);
 	/* A series the target cut short is partial if anything was written. */

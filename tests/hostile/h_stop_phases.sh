@@ -17,21 +17,56 @@ source "$(dirname "$0")/lib.sh"
 # A server that accepts connections and never answers (debuginfod, push).
 mute_server() {
 	python3 -c '
-import socket, time
+import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
 print(s.getsockname()[1], flush=True)
 conns = []
 end = time.time() + 300
 while time.time() < end:
     s.settimeout(1)
-    try: conns.append(s.accept()[0])
+    try:
+        conns.append(s.accept()[0])
+        open(sys.argv[1], "a").write("conn\n")
     except OSError: pass
-' >"$WORK/mute.port" &
+' "$WORK/mute.conns" >"$WORK/mute.port" &
 	PIDS="$PIDS $!"
 	for i in $(seq 1 50); do [ -s "$WORK/mute.port" ] && break; sleep 0.1; done
 	MUTE=$(cat "$WORK/mute.port")
 }
 mute_server
+
+# term_when NAME COND ATTACH-ARGS...: start cprof-attach, wait until the
+# shell condition COND holds (the phase to interrupt has begun; at most
+# 120 s), send SIGTERM and check that it exits within 2 s. RC, SECS.
+term_when() {
+	local name=$1 cond=$2 p t0 t1 i
+	shift 2
+	"$ATTACH" "$@" >"$WORK/$name.stdout" 2>"$WORK/$name.stderr" &
+	p=$!
+	AP=$p
+	for i in $(seq 1 1200); do
+		eval "$cond" && break
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.1
+	done
+	t0=$(date +%s.%N)
+	kill -TERM "$p" 2>/dev/null
+	for i in $(seq 1 200); do
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.05
+	done
+	t1=$(date +%s.%N)
+	if kill -0 "$p" 2>/dev/null; then
+		fail "$name: still running 10 s after SIGTERM"
+		kill -KILL "$p" 2>/dev/null
+	fi
+	wait "$p"
+	RC=$?
+	SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	check "$name: SIGTERM ends it within 2 s (${SECS}s, exit $RC)" \
+		awk -v s="$SECS" 'BEGIN { exit !(s < 2) }'
+}
+conns() { cat "$WORK/mute.conns" 2>/dev/null | wc -l; }
 
 # complete NAME FILE: FILE is a whole profile (pbdump reads it to the end).
 complete() {
@@ -41,7 +76,8 @@ complete() {
 start_target ticker
 
 # (a) sampling
-sigterm_within sampling 1.5 -p "$TPID" -d 30s -o "$WORK/a.pb.gz"
+term_when sampling 'grep -q "^cprof-attach: profiling" "$WORK/sampling.stderr" && sleep 0.5' \
+	-p "$TPID" -d 30s -o "$WORK/a.pb.gz"
 check "sampling: exit 0 (rc $RC)" test "$RC" = 0
 complete sampling "$WORK/a.pb.gz"
 alive sampling
@@ -52,7 +88,8 @@ alive sampling
 start_target lines-bid
 "$ATTACH" -p "$TPID" -t threads -q -o "$WORK/warm.pb.gz" 2>/dev/null
 export DEBUGINFOD_URLS=http://127.0.0.1:$MUTE DEBUGINFOD_TIMEOUT=60 DEBUGINFOD_CACHE_PATH=$WORK/dbgcache
-sigterm_within lines 1.5 -p "$TPID" -t threads -o "$WORK/b.pb.gz"
+c0=$(conns)
+term_when lines '[ "$(conns)" -gt "$c0" ]' -p "$TPID" -t threads -o "$WORK/b.pb.gz"
 unset DEBUGINFOD_URLS DEBUGINFOD_TIMEOUT DEBUGINFOD_CACHE_PATH
 check "lines: exit 0 (rc $RC)" test "$RC" = 0
 complete lines "$WORK/b.pb.gz"
@@ -63,20 +100,21 @@ start_target ticker
 
 # (c) a series' sleep: the first capture is quick (the line cache is warm).
 "$ATTACH" -p "$TPID" -t threads -q -o "$WORK/warm2.pb.gz" 2>/dev/null
-sigterm_within series 4 -p "$TPID" -t threads --every 30s -o "$WORK/c-%n.pb.gz"
+term_when series '[ -e "$WORK/c-1.pb.gz" ] && sleep 0.5' -p "$TPID" -t threads --every 30s -o "$WORK/c-%n.pb.gz"
 check "series: exit 0 (rc $RC)" test "$RC" = 0
 complete series "$WORK/c-1.pb.gz"
 check "series: no second capture" test ! -e "$WORK/c-2.pb.gz"
 alive series
 
 # (d) --push: a refused server (retries with backoff), then a mute one (a request in flight).
-sigterm_within push-refused 3 -p "$TPID" -t threads --every 1s --push http://127.0.0.1:1 \
-	--spool "$WORK/spool1"
+term_when push-refused 'grep -q "cannot push" "$WORK/push-refused.stderr" && grep -q "wrote the profile" "$WORK/push-refused.stderr"' \
+	-p "$TPID" -t threads --every 10s --push http://127.0.0.1:1 --spool "$WORK/spool1"
 check "push-refused: exit 7, profiles kept (rc $RC)" test "$RC" = 7
 check "push-refused: the spool holds them" sh -c "ls '$WORK/spool1' | grep -q ."
 alive push-refused
-sigterm_within push-mute 3 -p "$TPID" -t threads --every 1s --push "http://127.0.0.1:$MUTE" \
-	--push-timeout 60s --spool "$WORK/spool2"
+c0=$(conns)
+term_when push-mute '[ "$(conns)" -gt "$c0" ] && grep -q "wrote the profile" "$WORK/push-mute.stderr"' \
+	-p "$TPID" -t threads --every 10s --push "http://127.0.0.1:$MUTE" --push-timeout 60s --spool "$WORK/spool2"
 check "push-mute: exit 7, profiles kept (rc $RC)" test "$RC" = 7
 alive push-mute
 
