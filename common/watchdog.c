@@ -49,7 +49,9 @@ static int wd_due_told;
 
 static const char *signame(int sig)
 {
-	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+	return sig == SIGINT ? "SIGINT" :
+	       sig == SIGTERM ? "SIGTERM" :
+	       sig == SIGHUP ? "SIGHUP" : "a signal";
 }
 
 /*
@@ -80,7 +82,7 @@ static void wd_hasten(void)
 	close(fd);
 }
 
-/* End the process: one line, then _exit (no atexit handler, no stdio flush of a stuck thread's buffers). */
+/* End the process: one line, then _exit (no atexit handler, no flush of a stuck thread's stdio). */
 static void __attribute__((noreturn)) wd_end(const char *why)
 {
 	const char *phase = __atomic_load_n(&wd_phase, __ATOMIC_ACQUIRE);

@@ -34,8 +34,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define WATCHDOG_CUT_MS 500
-#define WATCHDOG_GRACE_MS 1200
+#define WATCHDOG_CUT_MS 400
+#define WATCHDOG_GRACE_MS 1000
 #define WATCHDOG_READ_MS 3000
 
 /*

@@ -271,7 +271,7 @@ static void usage(FILE *f)
 		"  6  the profile could not be written\n"
 		"  7  --push: the captures succeeded but some profiles were not pushed (they\n"
 		"     wait in the spool, or were dropped)\n"
-		"  8  interrupted: a stop signal not obeyed within 1.2 s, a second one, or a\n"
+		"  8  interrupted: a stop signal not obeyed within 1 s, a second one, or a\n"
 		"     read of the target's memory that did not return; this capture's\n"
 		"     profile is not written (never half-written)\n");
 }

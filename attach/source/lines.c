@@ -111,8 +111,10 @@ static size_t chain_of(struct recorder *r, struct lines_pass *p, struct space_ob
 		p->stopped++;
 		return 0;
 	}
-	if (!(l = obj_lines(r, p, o)))
+	if (!(l = obj_lines(r, p, o))) {
+		p->stopped += watchdog_stop_signal() != 0; /* its query may have been the one cut */
 		return 0;
+	}
 	n = dwlines_lookup(l, addr - o->bias, f, DWLINES_MAX_FRAMES);
 	r->stats.lines_dwarf++;
 	if (t)
