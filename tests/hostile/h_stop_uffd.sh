@@ -51,7 +51,7 @@ alive stack-wall
 
 # (c) the unprivileged attacker's user-mode-only userfaultfd
 start_hostile useg as_attacker "$U" segment -u
-bounded useg 2 64 -p "$TPID" -t heap -o "$WORK/useg.pb.gz"
+bounded useg 5 64 -p "$TPID" -t heap -o "$WORK/useg.pb.gz"
 check "useg: the read failed, no wait" sh -c "! grep -q 'did not return' '$WORK/useg.stderr'"
 alive useg
 start_hostile ustack as_attacker "$U" stack -u
