@@ -17,6 +17,7 @@
 #include "common/err.h"
 #include "common/proc.h"
 #include "common/troot.h"
+#include "common/watchdog.h"
 #include "unwind/debuginfo.h"
 #include "unwind/debuginfodapi.h"
 #include "unwind/dwlines.h"
@@ -64,7 +65,8 @@ static int net_progress(debuginfod_client *c, long a, long b)
 
 	(void)a;
 	(void)b;
-	return d && clock_mono_ns() >= d->deadline_ns; /* nonzero ends the query */
+	/* Nonzero ends the query: its deadline, or a stop signal (common/watchdog.h). */
+	return (d && clock_mono_ns() >= d->deadline_ns) || watchdog_stop_signal();
 }
 
 /* The client, made on first use when DEBUGINFOD_URLS names a server. */

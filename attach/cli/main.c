@@ -10,6 +10,7 @@
 #include "attach/cli/series.h"
 #include "attach/engine/target.h"
 #include "common/err.h"
+#include "common/watchdog.h"
 
 int main(int argc, char **argv)
 {
@@ -20,6 +21,14 @@ int main(int argc, char **argv)
 
 	err_set_prog("cprof-attach");
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * First, before any thread: the watchdog takes the stop signals for
+	 * every phase (attach, sampling, lines, writing, a series' waits, the
+	 * push) and ends a process that does not stop in time. Without it the
+	 * capture loops read them, as they did before it.
+	 */
+	watchdog_start();
+	watchdog_phase("reading the command line", EXIT_INTERRUPTED, 0);
 	r = options_parse(&o, argc, argv);
 	if (r != 0)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
@@ -32,6 +41,7 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	watchdog_phase("checking the target", EXIT_INTERRUPTED, 0);
 	if (target_check(&t, o.pid) < 0)
 		return EXIT_ATTACH;
 	return series_run(&o, &t);

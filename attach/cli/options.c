@@ -256,7 +256,8 @@ static void usage(FILE *f)
 		"                         authentication; better from the environment:\n"
 		"                         CPROF_PUSH_BASIC_AUTH, CPROF_PUSH_BEARER_TOKEN\n"
 		"\n"
-		"Stop early with Ctrl-C (SIGINT) or SIGTERM: what was collected is written.\n"
+		"Stop early with Ctrl-C (SIGINT) or SIGTERM: what was collected is written;\n"
+		"a second signal ends cprof-attach at once.\n"
 		"Files appear atomically: a temporary file is renamed into place.\n"
 		"\n"
 		"exit codes:\n"
@@ -270,7 +271,10 @@ static void usage(FILE *f)
 		"     captured was written), or a series ended early because it went away\n"
 		"  6  the profile could not be written\n"
 		"  7  --push: the captures succeeded but some profiles were not pushed (they\n"
-		"     wait in the spool, or were dropped)\n");
+		"     wait in the spool, or were dropped)\n"
+		"  8  interrupted: a stop signal not obeyed within 1 s, a second one, or a\n"
+		"     read of the target's memory that did not return; this capture's\n"
+		"     profile is not written (never half-written)\n");
 }
 
 enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,

@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,9 +20,12 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/proc.h"
+#include "common/watchdog.h"
 #include "model/profile.h"
 
 #define TOP_N 10
+#define SERIES_MARGIN_NS 1000000000ull /* a capture may end this late (or half an interval) */
+#define SERIES_PUSH_GRACE_MS 500 /* after a stop signal, the last pushes: the spool keeps them */
 
 /* The request for one capture: the kind's row, the format's needs, the options. */
 static void series_request(const struct options *o, const struct target *t,
@@ -74,11 +76,19 @@ static int series_one(const struct options *o, const struct target *t, struct de
 	buf_init(&enc, 0);
 	buf_init(&json, 1 << 16);
 	series_request(o, t, debug, lc, &req);
+	watchdog_phase("capturing (attaching, sampling, unwinding, source lines)", EXIT_INTERRUPTED,
+		       0);
 	if (out && outfile_open(out, path) < 0) {
 		code = EXIT_OUTPUT;
 		goto done;
 	}
 	code = o->kind->source->capture(&req, &prof, rep);
+	if (code != EXIT_OK && code != EXIT_USAGE && watchdog_stop_signal()) {
+		/* Whatever failed, it failed because we were leaving. */
+		note("stopped by %s before the capture could end; no profile written",
+		     strsignal(watchdog_stop_signal()));
+		code = EXIT_INTERRUPTED;
+	}
 	if (code != EXIT_OK) {
 		if (out)
 			outfile_abort(out);
@@ -101,6 +111,7 @@ static int series_one(const struct options *o, const struct target *t, struct de
 		code = EXIT_GONE;
 		goto done;
 	}
+	watchdog_phase("writing the profile", EXIT_INTERRUPTED, 0);
 	code = output_write(o, t, rep, prof, out, push ? &enc : NULL);
 	if (code != EXIT_OK)
 		goto done;
@@ -129,6 +140,31 @@ done:
 	buf_release(&json);
 	profile_free(prof);
 	return code;
+}
+
+/* How far past its interval a capture of a series may end before it is said to overrun. */
+static uint64_t series_margin(uint64_t every_ns)
+{
+	return every_ns / 2 > SERIES_MARGIN_NS ? every_ns / 2 : SERIES_MARGIN_NS;
+}
+
+/*
+ * Capture n ended: if later than its interval's end plus the margin, say
+ * so (once a series, and then every tenth), since the next starts at once
+ * and the series is no longer on its grid.
+ */
+static void series_overrun(const struct options *o, unsigned n, uint64_t start)
+{
+	static unsigned told;
+	uint64_t now = clock_mono_ns(), end = start + n * o->every_ns;
+
+	if (!o->every_ns || now <= end + series_margin(o->every_ns))
+		return;
+	if (told++ % 10 == 0)
+		warning("capture %u ended %.1fs after its interval of %.3gs: the next one starts at "
+			"once, and the series falls behind its schedule%s",
+			n, (double)(now - end) / 1e9, (double)o->every_ns / 1e9,
+			told > 1 ? " (again)" : "");
 }
 
 int series_run(const struct options *o, const struct target *t)
@@ -168,7 +204,7 @@ int series_run(const struct options *o, const struct target *t)
 		capture_debug_free(debug);
 		return EXIT_USAGE;
 	}
-	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	sigfd = capture_stop_open();
 	if (t->state == 'T' && !o->quiet)
 		note("%d (%s) is stopped (SIGSTOP or a debugger): it runs no code until SIGCONT%s",
 		     (int)t->pid, t->comm,
@@ -184,11 +220,16 @@ int series_run(const struct options *o, const struct target *t)
 			code = EXIT_USAGE;
 			break;
 		}
+		if (o->every_ns)
+			watchdog_due(start + n * o->every_ns + series_margin(o->every_ns), n);
 		code = series_one(o, t, debug, lc, tp ? path : NULL, n, push, &rep);
 		if (code == EXIT_OK || code == EXIT_PARTIAL)
 			written++;
-		if (code != EXIT_OK || rep.stop_signal || rep.lost_access || (o->count && n == o->count))
+		if (code != EXIT_OK || rep.stop_signal || watchdog_stop_signal() || rep.lost_access ||
+		    (o->count && n == o->count))
 			break;
+		series_overrun(o, n, start);
+		watchdog_phase("waiting for the next capture", code, 0);
 		w = capture_wait(t->pid, sigfd, start + n * o->every_ns, NULL);
 		if (w == 1)
 			break;
@@ -200,10 +241,12 @@ int series_run(const struct options *o, const struct target *t)
 			break;
 		}
 	}
-	if (sigfd >= 0)
-		close(sigfd);
+	capture_stop_close(sigfd);
 	capture_line_cache_free(lc);
 	capture_debug_free(debug);
+	/* What is left to send stays in the spool if the watchdog must end us here. */
+	watchdog_phase("sending the last profiles (they stay in the spool)", EXIT_UNSENT,
+		       SERIES_PUSH_GRACE_MS);
 	if (push)
 		unsent = push_finish(push, o->quiet);
 	/* A series the target cut short is partial if anything was written. */

@@ -15,8 +15,14 @@
  *  - pushing happens beside the captures (push.h): the schedule of the
  *    series never waits for the network;
  *  - SIGINT, SIGTERM and SIGHUP are blocked in every thread from the start
- *    and read from signalfds, so no signal can kill cprof-attach between
- *    opening a temporary file and renaming it.
+ *    and taken by the watchdog (common/watchdog.h), so no signal can kill
+ *    cprof-attach between opening a temporary file and renaming it; each
+ *    phase tells the watchdog its name and the exit code to end with if
+ *    it does not stop in time;
+ *  - a capture of a series that ends later than its interval plus a
+ *    margin is reported (one warning), and one still running by then is
+ *    reported by the watchdog while it runs: a series never falls behind
+ *    silently.
  */
 struct options;
 struct target;

@@ -2,7 +2,8 @@
  * sampler.c — the sampling clock; what each tick samples is the policy's
  * (policies.c). The clock is a periodic timerfd; a late tick is reported as missed (the
  * weights stay right because they are measured, not assumed). The loop
- * sleeps in poll(2) on the timer and the session's signalfd, so a target
+ * sleeps in poll(2) on the timer, the session's signalfd and the
+ * watchdog's stop descriptor (common/watchdog.h), so a target
  * signal (which stops the receiving tracee until we re-inject it) is
  * answered within microseconds, not at the next tick.
  */
@@ -20,6 +21,7 @@
 #include "common/err.h"
 #include "common/proc.h"
 #include "common/waitcost.h"
+#include "common/watchdog.h"
 
 #define RESCAN_NS 1000000000ull  /* look for new threads this often (a stat first) */
 #define RESCAN_FORCE_NS 10000000000ull /* ... and read the list whatever the stat says */
@@ -87,11 +89,12 @@ static int sampler_tick(struct sampler *sm, struct session *s, pid_t **tids, uin
  */
 static void sampler_settle_late(struct sampler *sm, struct session *s)
 {
-	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = s->sigfd, .events = POLLIN },
+				 { .fd = watchdog_fd(), .events = POLLIN } };
 	uint64_t now = clock_mono_ns(), deadline = now + sm->cfg.period_ns;
 
 	while (s->late && now < deadline && !s->stop_signal) {
-		poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000));
+		poll(pfd, 2, (int)((deadline - now + 999999) / 1000000));
 		session_poll(s);
 		now = clock_mono_ns();
 	}
@@ -131,7 +134,7 @@ void *sampler_main(void *arg)
 	struct sampler_results *r = &sm->res;
 	struct session s;
 	struct itimerspec its;
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	uint64_t now, deadline, exp, last_rescan, last_forced;
 	pid_t *tids = NULL;
 	uint32_t cap = 0;
@@ -202,6 +205,8 @@ void *sampler_main(void *arg)
 	pfd[1].events = POLLIN;
 	pfd[2].fd = s.pidfd; /* -1 is ignored by poll */
 	pfd[2].events = POLLIN;
+	pfd[3].fd = watchdog_fd(); /* the stop signals, when the watchdog takes them */
+	pfd[3].events = POLLIN;
 	for (;;) {
 		if (s.stop_signal || (c->root && (s.gone || s.execed || s.lost))) {
 			/* A signal to us, or the root's end, ends every tracer of a --children capture. */
@@ -216,10 +221,10 @@ void *sampler_main(void *arg)
 		if (now >= deadline)
 			break;
 		timeout = (int)((deadline - now + 999999) / 1000000);
-		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, 4, timeout) < 0 && errno != EINTR)
 			break;
 		/* A held thread may be an exiting one whose exit waits on our reaping. */
-		if (pfd[1].revents || pfd[2].revents || s.late)
+		if (pfd[1].revents || pfd[2].revents || pfd[3].revents || s.late)
 			session_poll(&s);
 		if (pfd[0].revents && read(tfd, &exp, sizeof(exp)) == (ssize_t)sizeof(exp)) {
 			r->ticks_missed += exp - 1;

@@ -18,6 +18,7 @@
 #include "attach/engine/target.h"
 #include "common/err.h"
 #include "common/proc.h"
+#include "common/watchdog.h"
 
 int session_init(struct session *s, pid_t pid, size_t stack_cap)
 {
@@ -32,6 +33,11 @@ int session_init(struct session *s, pid_t pid, size_t stack_cap)
 		return error("out of memory");
 	proc_stop_signals(&set, 1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (watchdog_running()) {
+		/* The watchdog alone takes the stop signals: they come by watchdog_fd(). */
+		sigemptyset(&set);
+		sigaddset(&set, SIGCHLD);
+	}
 	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->sigfd < 0) {
 		threads_release(&s->threads);

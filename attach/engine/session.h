@@ -76,7 +76,7 @@ struct session_stats {
 struct session {
 	pid_t pid;
 	struct threads threads;
-	int sigfd;                /* signalfd: SIGCHLD, SIGINT, SIGTERM, SIGHUP */
+	int sigfd;                /* signalfd: SIGCHLD, and SIGINT, SIGTERM, SIGHUP without a watchdog */
 	int pidfd;                /* readable when the process exits; -1 if unsupported */
 	size_t stack_cap;
 	struct stack_hints *hints; /* per-thread copy sizes, or NULL: always stack_cap */

@@ -30,6 +30,7 @@
 #include "attach/engine/stackcopy.h"
 #include "attach/engine/target.h"
 #include "common/proc.h"
+#include "common/watchdog.h"
 
 /* Kernel-internal returns of a sleep that a signal or a stop broke. */
 #define ERESTARTSYS 512
@@ -257,6 +258,8 @@ static void session_drain_signals(struct session *s)
 	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)
 			s->stop_signal = (int)si.ssi_signo;
+	if (!s->stop_signal)
+		s->stop_signal = watchdog_stop_signal(); /* the watchdog takes them when it runs */
 }
 
 /*
@@ -344,8 +347,8 @@ void session_await_deferred(struct session *s, uint64_t wait_ns)
 	while ((n = deferred_tids(s, tids, cap)) && !s->stop_signal && !s->gone && !s->execed) {
 		if ((now = clock_mono_ns()) >= deadline)
 			break;
-		/* A stop raises a SIGCHLD, which makes the signalfd readable. */
-		poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000));
+		/* A stop raises a SIGCHLD, which makes the signalfd readable; a stop signal is looked for each 100 ms. */
+		poll(&pfd, 1, deadline - now > 100000000u ? 100 : (int)((deadline - now + 999999) / 1000000));
 		session_poll(s);
 	}
 	n = deferred_tids(s, tids, cap);

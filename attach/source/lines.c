@@ -14,7 +14,9 @@
 
 #include "attach/source/record.h"
 #include "attach/source/record_int.h"
+#include "common/err.h"
 #include "common/proc.h"
+#include "common/watchdog.h"
 #include "model/profile.h"
 #include "unwind/debuginfo.h"
 #include "unwind/demangle.h"
@@ -47,6 +49,7 @@ struct lines_pass {
 	struct linetab **tabs;  /* its cached lines, by build ID */
 	uint8_t *tried;         /* 1: lines looked for, 2: its table too */
 	uint8_t *used;          /* some address of it got lines */
+	size_t stopped;         /* addresses left without lines: a stop signal */
 };
 
 /* The DWARF of object o, NULL when it has none. */
@@ -100,8 +103,18 @@ static size_t chain_of(struct recorder *r, struct lines_pass *p, struct space_ob
 		r->stats.lines_cached++;
 		return n;
 	}
-	if (!(l = obj_lines(r, p, o)))
+	/*
+	 * After a stop signal no object's DWARF is opened: one open can take
+	 * longer than the watchdog's grace, and the profile would be lost.
+	 */
+	if (!(p->tried[o->index] & 1) && watchdog_stop_signal()) {
+		p->stopped++;
 		return 0;
+	}
+	if (!(l = obj_lines(r, p, o))) {
+		p->stopped += watchdog_stop_signal() != 0; /* its query may have been the one cut */
+		return 0;
+	}
 	n = dwlines_lookup(l, addr - o->bias, f, DWLINES_MAX_FRAMES);
 	r->stats.lines_dwarf++;
 	/* Kept only from a file the target could not have written (linecache.h); best effort. */
@@ -165,6 +178,10 @@ void recorder_lines(struct recorder *r, struct debuginfo *di, struct linecache *
 
 		if (!sl->used || !(o = space_find(r->space, sl->key)) || o->index >= p.nobj)
 			continue;
+		if (watchdog_cut()) {
+			p.stopped++; /* and the rest: counted once, as "some" */
+			break;
+		}
 		r->stats.lines_addrs++;
 		n = chain_of(r, &p, o, sl->key, f);
 		if (location_lines(r, o, sl->key, sl->value, f, n)) {
@@ -180,6 +197,10 @@ void recorder_lines(struct recorder *r, struct debuginfo *di, struct linecache *
 			profile_mapping_set_flags(r->prof, r->map_ids[i], 1, 1, 1, 1);
 	}
 	linecache_flush(lc);
+	if (p.stopped)
+		note("stopped by a signal: source lines only from the line cache, and %zu or more "
+		     "addresses without them",
+		     p.stopped);
 out:
 	r->stats.lines_ns += clock_mono_ns() - t0;
 	r->stats.lines_cpu_ns += thread_cpu_ns() - c0;

@@ -422,14 +422,10 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 {
 	const struct capture_req *q = c->q;
 	struct pollfd pfd[2 + 1024];
-	struct signalfd_siginfo si;
 	uint64_t now, shown = t0, checked = t0, deadline = t0 + q->duration_ns, ino, code;
-	sigset_t set;
 	int i, n = 0, ms, sigfd, pidfd, every = pcap_drain_ms(&c->ev), lab_ms;
 
-	proc_stop_signals(&set, 0);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	sigfd = capture_stop_open();
 	pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
 	pfd[n].fd = sigfd;
 	pfd[n++].events = POLLIN;
@@ -452,11 +448,8 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 		perf_events_drain(&c->ev, pcap_record, c);
 		c->st->drains++;
 		pcap_jitter(c);
-		if (sigfd >= 0 && (pfd[0].revents & POLLIN) &&
-		    read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			rep->stop_signal = (int)si.ssi_signo;
+		if ((pfd[0].revents & POLLIN) && (rep->stop_signal = capture_stop_take(sigfd)))
 			break;
-		}
 		if ((pidfd >= 0 && (pfd[1].revents & POLLIN)) || (pidfd < 0 && target_exited(c->pid))) {
 			rep->gone = 1;
 			break;
@@ -484,8 +477,7 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 	}
 	if (q->progress)
 		q->progress(0, 0, 0, 0, 1);
-	if (sigfd >= 0)
-		close(sigfd);
+	capture_stop_close(sigfd);
 	if (pidfd >= 0)
 		close(pidfd);
 }

@@ -24,7 +24,7 @@
 
 int segment_read_process(void *ctx, uint64_t addr, void *buf, size_t n)
 {
-	return vm_read((pid_t)(intptr_t)ctx, addr, buf, n);
+	return vm_read_bounded((pid_t)(intptr_t)ctx, addr, buf, n);
 }
 
 int segment_find(pid_t pid, uint64_t *addr, uint64_t *len)

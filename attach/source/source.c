@@ -14,6 +14,7 @@
 
 #include "attach/source/source.h"
 #include "common/proc.h"
+#include "common/watchdog.h"
 #include "model/profile.h"
 #include "unwind/debuginfo.h"
 #include "unwind/linecache.h"
@@ -98,6 +99,34 @@ double capture_self_cpu(void)
 	       ru.ru_stime.tv_usec / 1e6;
 }
 
+int capture_stop_open(void)
+{
+	sigset_t set;
+
+	if (watchdog_fd() >= 0)
+		return watchdog_fd();
+	proc_stop_signals(&set, 0);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int capture_stop_take(int fd)
+{
+	struct signalfd_siginfo si;
+
+	if (fd < 0)
+		return 0;
+	if (fd == watchdog_fd())
+		return watchdog_stop_signal();
+	return read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si) ? (int)si.ssi_signo : 0;
+}
+
+void capture_stop_close(int fd)
+{
+	if (fd >= 0 && fd != watchdog_fd())
+		close(fd);
+}
+
 int capture_wait(pid_t pid, int sigfd, uint64_t until, int *sig)
 {
 	struct signalfd_siginfo si;
@@ -106,6 +135,14 @@ int capture_wait(pid_t pid, int sigfd, uint64_t until, int *sig)
 	sigset_t set;
 	int own = -1, r = 0;
 
+	if (sigfd < 0)
+		sigfd = watchdog_fd();
+	if (sigfd >= 0 && sigfd == watchdog_fd() && watchdog_stop_signal()) {
+		/* Asked before this wait (during a capture's last phases). */
+		if (sig)
+			*sig = watchdog_stop_signal();
+		return 1;
+	}
 	if (sigfd < 0) {
 		proc_stop_signals(&set, 0);
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
@@ -122,6 +159,13 @@ int capture_wait(pid_t pid, int sigfd, uint64_t until, int *sig)
 			ms = 100; /* no pidfd: look for the target's exit now and then */
 		if (poll(pfd, 2, ms) < 0 && errno != EINTR)
 			break;
+		/* The watchdog's descriptor stays readable: its signal is asked, never read. */
+		if (pfd[0].fd >= 0 && (pfd[0].revents & POLLIN) && sigfd == watchdog_fd()) {
+			if (sig)
+				*sig = watchdog_stop_signal();
+			r = 1;
+			break;
+		}
 		if (pfd[0].fd >= 0 && (pfd[0].revents & POLLIN) &&
 		    read(pfd[0].fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (sig)

@@ -147,8 +147,20 @@ int capture_declare(const struct capture_req *r, struct profile *prof, int64_t p
 double capture_self_cpu(void);
 
 /*
- * Sleep until monotonic time until, reading stop signals from sigfd (or
- * from a signalfd of its own when sigfd < 0). Returns 0 at until, 1 when
+ * The stop signals for a loop that polls: capture_stop_open() gives a
+ * descriptor that becomes readable when one comes (the watchdog's, or
+ * without one a nonblocking signalfd of its own; -1 on failure);
+ * capture_stop_take() says which signal came (0: none yet);
+ * capture_stop_close() closes what open made.
+ */
+int capture_stop_open(void);
+int capture_stop_take(int fd);
+void capture_stop_close(int fd);
+
+/*
+ * Sleep until monotonic time until, reading stop signals from sigfd (a
+ * signalfd, or watchdog_fd()), or when sigfd < 0 from the watchdog (a
+ * signalfd of its own without one). Returns 0 at until, 1 when
  * a stop signal came (its number in *sig when sig is not NULL), 2 when
  * process pid exited.
  */
