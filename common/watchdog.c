@@ -42,6 +42,7 @@ static uint64_t wd_stop_ns;
 static const char *wd_phase = "starting";
 static int wd_code = EXIT_INTERRUPTED;
 static int wd_grace_ms = WATCHDOG_GRACE_MS;
+static uint64_t wd_progress_ns; /* the clock at the last watchdog_progress() after a stop */
 static struct read_slot wd_reads[WATCHDOG_SLOTS];
 static uint64_t wd_due_ns;   /* watchdog_due() */
 static unsigned wd_due_number;
@@ -183,7 +184,10 @@ static void *wd_main(void *arg)
 			}
 		}
 		grace = __atomic_load_n(&wd_grace_ms, __ATOMIC_ACQUIRE);
-		if (wd_sig && now - wd_stop_ns >= (uint64_t)grace * 1000000ull) {
+		if (wd_sig && now - wd_stop_ns >= (uint64_t)grace * 1000000ull &&
+		    (now - __atomic_load_n(&wd_progress_ns, __ATOMIC_RELAXED) >=
+			     WATCHDOG_STALL_MS * 1000000ull ||
+		     now - wd_stop_ns >= WATCHDOG_GRACE_MAX_MS * 1000000ull)) {
 			snprintf(why, sizeof(why), "%s, and still running %.1f s later", signame(wd_sig),
 				 (double)(now - wd_stop_ns) / 1e9);
 			wd_end(why);
@@ -240,6 +244,12 @@ int watchdog_cut(void)
 {
 	return watchdog_stop_signal() &&
 	       clock_mono_ns() - wd_stop_ns >= WATCHDOG_CUT_MS * 1000000ull;
+}
+
+void watchdog_progress(void)
+{
+	if (__atomic_load_n(&wd_sig, __ATOMIC_RELAXED))
+		__atomic_store_n(&wd_progress_ns, clock_mono_ns(), __ATOMIC_RELAXED);
 }
 
 void watchdog_phase(const char *phase, int code, int grace_ms)

@@ -18,6 +18,9 @@
  *  - WATCHDOG_GRACE_MS after the first stop signal, or at a second one,
  *    a process still running is ended by the watchdog: one line naming the
  *    signal and the phase it was in, then _exit() with the phase's code
+ *    (a main thread that reported progress, watchdog_progress(), in the
+ *    last WATCHDOG_STALL_MS is working, not stuck: it gets up to
+ *    WATCHDOG_GRACE_MAX_MS, so a slow machine's Ctrl-C still writes)
  *    (watchdog_phase()). An output file is never half-written by this
  *    (writer/outfile.h: the final name appears only by rename), and the
  *    kernel detaches every thread still seized when the tracer exits;
@@ -36,6 +39,8 @@
 
 #define WATCHDOG_CUT_MS 400
 #define WATCHDOG_GRACE_MS 1000
+#define WATCHDOG_STALL_MS 300
+#define WATCHDOG_GRACE_MAX_MS 3000
 #define WATCHDOG_READ_MS 3000
 
 /*
@@ -54,6 +59,13 @@ int watchdog_fd(void);
 
 /* The signal that asked to stop, or 0. */
 int watchdog_stop_signal(void);
+
+/*
+ * Say that the work after a stop goes on (a sample recorded, an address
+ * looked up, a block written): cheap, a relaxed store of the clock once
+ * a stop was asked, nothing before.
+ */
+void watchdog_progress(void);
 
 /* Whether a stop was asked at least WATCHDOG_CUT_MS ago: cut work short now. */
 int watchdog_cut(void);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/watchdog.h"
 #include "writer/outfile.h"
 
 #define OUTFILE_TRIES 100 /* name collisions tolerated before giving up */
@@ -322,6 +323,7 @@ int outfile_write(struct outfile *o, const void *data, size_t n)
 				return error_errno("cannot write \"%s\"", o->path);
 			return error_errno("cannot write to standard output");
 		}
+		watchdog_progress(); /* a reader that takes it is not a stuck write */
 		p += r;
 		n -= (size_t)r;
 	}

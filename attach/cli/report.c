@@ -195,6 +195,9 @@ void report_stats(const struct capture_report *r)
 		(unsigned long long)r->rec.truncated, (unsigned long long)r->rec.partial,
 		(unsigned long long)r->rec.recovered, r->cpu_self_s, (double)r->duration_ns / 1e9);
 	report_partial(&r->rec);
+	if (r->rec.not_unwound)
+		fprintf(stderr, "cprof-attach: stats: %llu samples not unwound: queued when the "
+			"capture was stopped by a signal\n", (unsigned long long)r->rec.not_unwound);
 }
 
 void report_top(const struct profile *prof, unsigned n)

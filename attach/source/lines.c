@@ -178,6 +178,7 @@ void recorder_lines(struct recorder *r, struct debuginfo *di, struct linecache *
 
 		if (!sl->used || !(o = space_find(r->space, sl->key)) || o->index >= p.nobj)
 			continue;
+		watchdog_progress();
 		if (watchdog_cut()) {
 			p.stopped++; /* and the rest: counted once, as "some" */
 			break;

@@ -19,6 +19,7 @@
 #include "attach/source/record_int.h"
 #include "common/proc.h"
 #include "common/u64map.h"
+#include "common/watchdog.h"
 #include "unwind/demangle.h"
 #include "unwind/elfimg.h"
 #include "unwind/funcstart.h"
@@ -27,6 +28,7 @@
 #include "unwind/unwinder.h"
 
 #define CACHE_MAX (1u << 22)
+#define NOT_UNWOUND "[not unwound: the capture was stopped by a signal]"
 #define LAST_MAX 65536
 #define PERFMAP_REREAD_NS 1000000000ull /* a perf map is read again at most once a second */
 
@@ -302,6 +304,13 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 	size_t i, n, k = 0;
 	uint64_t id;
 
+	watchdog_progress();
+	if (watchdog_cut()) {
+		/* A stop was asked: what is still queued keeps its weight
+		 * but is not unwound, so the profile is written in the grace. */
+		r->stats.not_unwound++;
+		return recorder_marker_sample(r, NOT_UNWOUND, values, labels, nlabels);
+	}
 	n = unwinder_unwind(r->unw, img, r->pcs, r->sig, r->max_depth, &flags);
 	if (r->refill && (flags & UNWIND_PARTIAL))
 		n = recorder_refill(r, img, n, &flags);
@@ -350,6 +359,7 @@ void record_stats_add(struct record_stats *a, const struct record_stats *b)
 	a->recovered += b->recovered;
 	a->failed += b->failed;
 	a->repeated += b->repeated;
+	a->not_unwound += b->not_unwound;
 	a->lines_addrs += b->lines_addrs;
 	a->lines_found += b->lines_found;
 	a->lines_cached += b->lines_cached;

@@ -42,6 +42,7 @@ struct record_stats {
 	uint64_t recovered;   /* stacks completed by frame-pointer recovery */
 	uint64_t failed;      /* stacks the profile refused (caps) */
 	uint64_t repeated;    /* samples that reused a key's last stack */
+	uint64_t not_unwound; /* samples recorded as a marker, not unwound: a stop was asked */
 	/* recorder_lines(): */
 	uint64_t lines_addrs;   /* distinct addresses looked at */
 	uint64_t lines_found;   /* ... that got source lines */
