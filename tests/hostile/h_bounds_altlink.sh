@@ -16,16 +16,7 @@
 # split DWARF at all (a note says so), and the capture completes.
 . "$(dirname "$0")/lib.sh"
 
-cat >"$WORK/aso.c" <<'C'
-volatile unsigned long bounds_sink;
-__attribute__((noinline)) static void bounds_hot(unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		bounds_sink += i * 7;
-}
-__attribute__((visibility("default"))) void bounds_work(unsigned n) { bounds_hot(n); }
-C
-${CC:-cc} -O2 -g -shared -fPIC -fvisibility=hidden -o "$WORK/a0.so" "$WORK/aso.c" || exit 1
+bounds_so "$WORK/aso.c" "$WORK/a0.so" -g || exit 1
 
 # Every subprogram's DW_AT_name in DW_FORM_strp becomes DW_FORM_strp_sup
 # (same size): the name is then read from the alt file.

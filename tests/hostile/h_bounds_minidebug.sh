@@ -12,16 +12,7 @@
 # of CPU, and a loaded test machine stretches that.
 . "$(dirname "$0")/lib.sh"
 
-cat >"$WORK/mso.c" <<'C'
-volatile unsigned long bounds_sink;
-__attribute__((noinline)) static void bounds_hot(unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		bounds_sink += i * 7;
-}
-__attribute__((visibility("default"))) void bounds_work(unsigned n) { bounds_hot(n); }
-C
-${CC:-cc} -O2 -shared -fPIC -fvisibility=hidden -o "$WORK/m.so" "$WORK/mso.c" || exit 1
+bounds_so "$WORK/mso.c" "$WORK/m.so" || exit 1
 strip --strip-all "$WORK/m.so"
 
 # An xz stream of an ELF header followed by MiB MiB of zeros: a valid,

@@ -14,16 +14,7 @@
 # target must run on.
 . "$(dirname "$0")/lib.sh"
 
-cat >"$WORK/tso.c" <<'C'
-volatile unsigned long bounds_sink;
-__attribute__((noinline)) static void bounds_hot(unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		bounds_sink += i * 7;
-}
-__attribute__((visibility("default"))) void bounds_work(unsigned n) { bounds_hot(n); }
-C
-${CC:-cc} -O2 -g -shared -fPIC -fvisibility=hidden -o "$WORK/t0.so" "$WORK/tso.c" || exit 1
+bounds_so "$WORK/tso.c" "$WORK/t0.so" -g || exit 1
 head -c $((8 << 20)) /dev/zero >"$WORK/pad"
 objcopy --add-section .pad="$WORK/pad" "$WORK/t0.so" "$WORK/t.so" || exit 1
 # KEEP: the end of the last loaded segment's file bytes, to a page.

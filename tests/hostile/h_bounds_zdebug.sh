@@ -10,16 +10,7 @@
 # in bounded time and memory; SIGTERM still ends a capture at once.
 . "$(dirname "$0")/lib.sh"
 
-cat >"$WORK/bso.c" <<'C'
-volatile unsigned long bounds_sink;
-__attribute__((noinline)) static void bounds_hot(unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		bounds_sink += i * 7;
-}
-__attribute__((visibility("default"))) void bounds_work(unsigned n) { bounds_hot(n); }
-C
-${CC:-cc} -O2 -g -shared -fPIC -fvisibility=hidden -o "$WORK/b.so" "$WORK/bso.c" || exit 1
+bounds_so "$WORK/bso.c" "$WORK/b.so" -g || exit 1
 
 # Point that section at an appended Elf64_Chdr + zlib stream of MIB MiB
 # of zeros: one full-flushed 1 MiB block repeated, an empty final block,

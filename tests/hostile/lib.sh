@@ -133,3 +133,21 @@ alive() {
 finish() {
 	exit "$FAILED"
 }
+
+# bounds_so SRC OUT [CFLAGS...]: the small shared object the h_bounds tests
+# load and then make hostile (bounds_work() spins in bounds_hot()): its C
+# source written to SRC, built into OUT.
+bounds_so() {
+	local src=$1 out=$2
+	shift 2
+	cat >"$src" <<'C'
+volatile unsigned long bounds_sink;
+__attribute__((noinline)) static void bounds_hot(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		bounds_sink += i * 7;
+}
+__attribute__((visibility("default"))) void bounds_work(unsigned n) { bounds_hot(n); }
+C
+	${CC:-cc} -O2 "$@" -shared -fPIC -fvisibility=hidden -o "$out" "$src"
+}
