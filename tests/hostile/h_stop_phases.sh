@@ -35,37 +35,6 @@ while time.time() < end:
 }
 mute_server
 
-# term_when NAME COND ATTACH-ARGS...: start cprof-attach, wait until the
-# shell condition COND holds (the phase to interrupt has begun; at most
-# 120 s), send SIGTERM and check that it exits within 2 s. RC, SECS.
-term_when() {
-	local name=$1 cond=$2 p t0 t1 i
-	shift 2
-	"$ATTACH" "$@" >"$WORK/$name.stdout" 2>"$WORK/$name.stderr" &
-	p=$!
-	AP=$p
-	for i in $(seq 1 1200); do
-		eval "$cond" && break
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.1
-	done
-	t0=$(date +%s.%N)
-	kill -TERM "$p" 2>/dev/null
-	for i in $(seq 1 200); do
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.05
-	done
-	t1=$(date +%s.%N)
-	if kill -0 "$p" 2>/dev/null; then
-		fail "$name: still running 10 s after SIGTERM"
-		kill -KILL "$p" 2>/dev/null
-	fi
-	wait "$p"
-	RC=$?
-	SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-	check "$name: SIGTERM ends it within 2 s (${SECS}s, exit $RC)" \
-		awk -v s="$SECS" 'BEGIN { exit !(s < 2) }'
-}
 conns() { cat "$WORK/mute.conns" 2>/dev/null | wc -l; }
 
 # complete NAME FILE: FILE is a whole profile (pbdump reads it to the end).

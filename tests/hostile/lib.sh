@@ -80,24 +80,28 @@ bounded() {
 	check "$name peak RSS under ${max_rss} MiB (${RSS_MIB})" test "$RSS_MIB" -lt "$max_rss"
 }
 
-# sigterm_within NAME SECONDS ATTACH-ARGS...: start cprof-attach, send it
-# SIGTERM after SECONDS, and check that it exits within 2 s of the signal.
-# RC is its exit status.
-sigterm_within() {
-	local name=$1 after=$2 p t0 t1 i
+# term_when NAME COND ATTACH-ARGS...: start cprof-attach, wait until the
+# shell condition COND holds (the phase to interrupt has begun; at most
+# 120 s), send SIGTERM and check that it exits within 2 s. RC, SECS.
+term_when() {
+	local name=$1 cond=$2 p t0 t1 i
 	shift 2
 	"$ATTACH" "$@" >"$WORK/$name.stdout" 2>"$WORK/$name.stderr" &
 	p=$!
-	sleep "$after"
+	for i in $(seq 1 1200); do
+		eval "$cond" && break
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.1
+	done
 	t0=$(date +%s.%N)
 	kill -TERM "$p" 2>/dev/null
-	for i in $(seq 1 100); do
+	for i in $(seq 1 200); do
 		kill -0 "$p" 2>/dev/null || break
 		sleep 0.05
 	done
 	t1=$(date +%s.%N)
 	if kill -0 "$p" 2>/dev/null; then
-		fail "$name: still running 5 s after SIGTERM"
+		fail "$name: still running 10 s after SIGTERM"
 		kill -KILL "$p" 2>/dev/null
 	fi
 	wait "$p"
@@ -105,6 +109,13 @@ sigterm_within() {
 	SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 	check "$name: SIGTERM ends it within 2 s (${SECS}s, exit $RC)" \
 		awk -v s="$SECS" 'BEGIN { exit !(s < 2) }'
+}
+
+# sigterm_within NAME SECONDS ATTACH-ARGS...: term_when after SECONDS.
+sigterm_within() {
+	local name=$1 after=$2
+	shift 2
+	term_when "$name" "sleep $after; true" "$@"
 }
 
 # no_secret NAME FILE...: the secret's text is in none of the files
