@@ -16,10 +16,8 @@
  * every chain looked up is kept too (the next capture of a series asks
  * for mostly the same addresses). The file is mapped through
  * common/filefault.h (a truncation gives zeros, not SIGBUS) and handed to
- * libelf as memory; before libdw sees it, the sizes its compressed
- * sections declare are summed and charged to a budget per object and
- * across the process, because dwarf_begin_elf() inflates every compressed
- * debug section at once into a buffer of exactly the declared size. libdw
+ * libelf as memory; before libdw sees it, what its compressed sections
+ * will inflate to is charged to unwind/dwguard.h's budgets. libdw
  * is never left to open files itself: a dwz alt file is found here by
  * build ID (or a stand-in set), and split DWARF, whose .dwo paths libdw
  * would open, is not read.
@@ -28,9 +26,7 @@
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
-#include <endian.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +41,7 @@
 #include "common/troot.h"
 #include "common/u64map.h"
 #include "unwind/dwfuncs.h"
+#include "unwind/dwguard.h"
 #include "unwind/dwlines.h"
 #include "unwind/elfimg.h"
 
@@ -58,9 +55,6 @@
 #define ALT_DIR "/usr/lib/debug/.build-id/"
 #define UNITS_SCAN (1u << 18)  /* compile units of one file (libdw keeps a record of each) */
 
-/* Bytes the open dwlines' inflated sections hold between them. */
-static _Atomic uint64_t inflated_live;
-static atomic_int total_noted;
 
 /* A unit's address range, for files without .debug_aranges. */
 struct cu_range {
@@ -76,7 +70,7 @@ struct pool_chunk {
 struct dwlines {
 	int fd;
 	struct filefault_map map; /* the file, when opened from fd */
-	uint64_t charged;         /* bytes charged to inflated_live */
+	uint64_t charged;         /* bytes charged to the budget (dwguard_charge) */
 	atomic_int damaged;       /* the file was truncated under us: noted, no more answers */
 	char name[NAME_MAX_MSG];
 	Elf *elf;
@@ -96,118 +90,9 @@ struct dwlines {
 	struct stat st;        /* of fd, at open; st_nlink 0: not taken (memory) */
 };
 
-uint64_t dwlines_inflated_size(const void *data, size_t size)
-{
-	const unsigned char *p = data;
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh, names;
-	Elf64_Chdr ch;
-	uint64_t total = 0, v, i, shnum;
-	const char *n;
-
-	if (!elf_image_libelf_ok(data, size))
-		return 0; /* libelf is not given the file at all */
-	memcpy(&eh, p, sizeof(eh));
-	if (eh.e_shoff == 0)
-		return 0;
-	memcpy(&sh, p + eh.e_shoff, sizeof(sh));
-	shnum = eh.e_shnum ? eh.e_shnum : sh.sh_size;
-	i = eh.e_shstrndx == SHN_XINDEX ? sh.sh_link : eh.e_shstrndx;
-	memset(&names, 0, sizeof(names));
-	if (i != SHN_UNDEF && i < shnum)
-		memcpy(&names, p + eh.e_shoff + i * sizeof(names), sizeof(names));
-	if (names.sh_offset > size || names.sh_size > size - names.sh_offset)
-		names.sh_size = 0;
-	for (i = 0; i < shnum; i++) {
-		memcpy(&sh, p + eh.e_shoff + i * sizeof(sh), sizeof(sh));
-		if (sh.sh_type == SHT_NOBITS || sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
-			continue; /* libelf gives no data for it */
-		v = 0;
-		if ((sh.sh_flags & SHF_COMPRESSED) && sh.sh_size >= sizeof(ch)) {
-			memcpy(&ch, p + sh.sh_offset, sizeof(ch));
-			v = ch.ch_size;
-		} else if (sh.sh_name < names.sh_size &&
-			   memchr(n = (const char *)p + names.sh_offset + sh.sh_name, 0,
-				  names.sh_size - sh.sh_name) &&
-			   !strncmp(n, ".zdebug", 7) && sh.sh_size >= 12 &&
-			   !memcmp(p + sh.sh_offset, "ZLIB", 4)) {
-			memcpy(&v, p + sh.sh_offset + 4, sizeof(v));
-			v = be64toh(v);
-		}
-		total = v > UINT64_MAX - total ? UINT64_MAX : total + v;
-	}
-	return total;
-}
-
-/*
- * Charge what libdw will inflate of data[0..size) to the budgets; on a
- * cap, note it (naming the file) and return -1: the file gets no lines.
- */
-static int charge(const void *data, size_t size, const char *name, uint64_t *charged)
-{
-	uint64_t need = dwlines_inflated_size(data, size), live;
-
-	*charged = 0;
-	if (!need)
-		return 0;
-	if (need > DWLINES_MAX_INFLATE) {
-		note("%s: its compressed DWARF sections inflate to %llu MiB, more than the cap of "
-		     "%llu MiB per object: no source lines for it (its frames keep their names)",
-		     name, (unsigned long long)(need >> 20),
-		     (unsigned long long)(DWLINES_MAX_INFLATE >> 20));
-		return -1;
-	}
-	live = atomic_fetch_add(&inflated_live, need);
-	if (live + need > DWLINES_MAX_INFLATE_TOTAL) {
-		atomic_fetch_sub(&inflated_live, need);
-		if (!atomic_exchange(&total_noted, 1))
-			note("%s: its compressed DWARF sections (%llu MiB inflated) would take the "
-			     "DWARF cprof holds past %llu MiB, the cap across objects: no source lines "
-			     "for it or for later objects past the cap (their frames keep their names)",
-			     name, (unsigned long long)(need >> 20),
-			     (unsigned long long)(DWLINES_MAX_INFLATE_TOTAL >> 20));
-		return -1;
-	}
-	*charged = need;
-	return 0;
-}
-
 static struct dwlines *dwlines_from(const void *data, size_t size, const char *name, int fd,
 				    struct filefault_map *map, int is_alt, pid_t pid);
 static struct dwlines *open_fd(int fd, int is_alt, pid_t pid);
-
-/*
- * A file with no DWARF but an empty line table, for libdw to take as an
- * alt file that holds nothing: set, it stops libdw from looking for one.
- */
-static unsigned char standin[320] __attribute__((aligned(8)));
-static size_t standin_len;
-static pthread_once_t standin_once = PTHREAD_ONCE_INIT;
-
-static void standin_build(void)
-{
-	static const char names[] = "\0.shstrtab\0.debug_line";
-	Elf64_Ehdr eh = { .e_type = ET_REL, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
-			  .e_ehsize = sizeof(Elf64_Ehdr), .e_shentsize = sizeof(Elf64_Shdr),
-			  .e_shnum = 3, .e_shstrndx = 1 };
-	Elf64_Shdr sh[3];
-	size_t names_off = sizeof(eh), line_off = names_off + sizeof(names);
-
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_shoff = (line_off + 1 + 7) & ~7ul;
-	memset(sh, 0, sizeof(sh));
-	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB, .sh_offset = names_off,
-			      .sh_size = sizeof(names), .sh_addralign = 1 };
-	sh[2] = (Elf64_Shdr){ .sh_name = 11, .sh_type = SHT_PROGBITS, .sh_offset = line_off,
-			      .sh_size = 1, .sh_addralign = 1 };
-	memcpy(standin, &eh, sizeof(eh));
-	memcpy(standin + names_off, names, sizeof(names));
-	memcpy(standin + eh.e_shoff, sh, sizeof(sh));
-	standin_len = eh.e_shoff + sizeof(sh);
-}
 
 /*
  * The alt file (dwz's common DWARF) of a file whose .gnu_debugaltlink
@@ -284,8 +169,10 @@ static int alt_set(struct dwlines *d, int is_alt, pid_t pid)
 	if (!is_alt)
 		d->alt = alt_by_build_id(id, (size_t)n, pid);
 	if (!d->alt) {
-		pthread_once(&standin_once, standin_build);
-		d->alt = dwlines_from(standin, standin_len, "", -1, NULL, 1, 0);
+		size_t len;
+		const void *standin = dwguard_standin(&len);
+
+		d->alt = dwlines_from(standin, len, "", -1, NULL, 1, 0);
 	}
 	if (!d->alt)
 		return -1;
@@ -302,7 +189,7 @@ static struct dwlines *dwlines_from(const void *data, size_t size, const char *n
 	Elf *elf = NULL;
 	Dwarf *dw;
 
-	if (!elf_image_libelf_ok(data, size) || charge(data, size, name, &charged) < 0)
+	if (!elf_image_libelf_ok(data, size) || dwguard_charge(data, size, name, &charged) < 0)
 		goto fail;
 	elf_version(EV_CURRENT);
 	/* libelf reads the data in place and, inflating, rewrites section headers in it. */
@@ -341,7 +228,7 @@ static struct dwlines *dwlines_from(const void *data, size_t size, const char *n
 fail:
 	if (elf)
 		elf_end(elf);
-	atomic_fetch_sub(&inflated_live, charged);
+	dwguard_release(charged);
 	if (map)
 		filefault_unmap(map);
 	if (fd >= 0)
@@ -416,7 +303,7 @@ void dwlines_free(struct dwlines *d)
 	dwlines_free(d->alt); /* set by us, so not ended by libdw */
 	elf_end(d->elf);
 	filefault_unmap(&d->map);
-	atomic_fetch_sub(&inflated_live, d->charged);
+	dwguard_release(d->charged);
 	if (d->fd >= 0)
 		close(d->fd);
 	free(d->cus);

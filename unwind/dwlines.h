@@ -20,10 +20,8 @@
  *    without a line table: it could give no lines;
  *  - libdw inflates compressed DWARF sections (SHF_COMPRESSED, .zdebug)
  *    in full when a file is opened, into buffers of the sizes they
- *    declare: a file declaring more than DWLINES_MAX_INFLATE bytes, or
- *    that would take the open dwlines of the process past
- *    DWLINES_MAX_INFLATE_TOTAL, is not opened (NULL, with a note naming
- *    it and the cap; the total's note is said once);
+ *    declare: a file over the caps of unwind/dwguard.h is not opened
+ *    (NULL, with a note naming it and the cap);
  *  - the file is a registered private mapping (common/filefault.h): if it
  *    is truncated while open, reads see zeros, and from then on lookups
  *    answer nothing (noted once);
@@ -53,8 +51,6 @@
  * programs of a few million lines. Across the open files at once: twice
  * that, so that two such programs' files, or one and many small ones, fit.
  */
-#define DWLINES_MAX_INFLATE (512ull << 20)
-#define DWLINES_MAX_INFLATE_TOTAL (1ull << 30)
 #define DWLINES_MAX_FILE (16ull << 30) /* bytes of a file mapped (mapping costs no memory) */
 
 /* One frame of an address's inline chain. */
@@ -83,13 +79,6 @@ struct dwlines *dwlines_open(int fd, pid_t pid);
  * inflates). The same caps apply.
  */
 struct dwlines *dwlines_open_mem(const void *data, size_t len);
-
-/*
- * The bytes libdw would inflate for the ELF file data[0..size): the sizes
- * its SHF_COMPRESSED and .zdebug sections declare, summed (saturating);
- * 0 when libelf would not be given the file (unwind/elfimg.h).
- */
-uint64_t dwlines_inflated_size(const void *data, size_t size);
 
 /* Free a dwlines and close its file; NULL is fine. */
 void dwlines_free(struct dwlines *d);

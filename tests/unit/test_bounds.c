@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "common/filefault.h"
+#include "unwind/dwguard.h"
 #include "unwind/dwlines.h"
 #include "unwind/elfimg.h"
 #include "unwind/minidebug.h"
@@ -242,7 +243,7 @@ static void test_inflate_caps(void **state)
 	memcpy(chdr_blob, &ch, sizeof(ch));
 	f = synth(".debug_info", SHF_COMPRESSED, chdr_blob, sizeof(chdr_blob), 0, &len);
 	assert_int_equal(elf_image_libelf_ok(f, len), 1);
-	assert_true(dwlines_inflated_size(f, len) == 1ull << 40);
+	assert_true(dwguard_inflated_size(f, len) == 1ull << 40);
 	assert_null(dwlines_open_mem(f, len)); /* past the cap: refused before libdw */
 	free(f);
 
@@ -250,7 +251,7 @@ static void test_inflate_caps(void **state)
 	memcpy(gnu, "ZLIB", 4);
 	memcpy(gnu + 4, &be, 8);
 	f = synth(".zdebug_info", 0, gnu, sizeof(gnu), 0, &len);
-	assert_true(dwlines_inflated_size(f, len) == 3ull << 30);
+	assert_true(dwguard_inflated_size(f, len) == 3ull << 30);
 	assert_null(dwlines_open_mem(f, len));
 	free(f);
 
@@ -258,14 +259,14 @@ static void test_inflate_caps(void **state)
 	ch.ch_size = 1u << 20;
 	memcpy(chdr_blob, &ch, sizeof(ch));
 	f = synth(".debug_info", SHF_COMPRESSED, chdr_blob, sizeof(chdr_blob), 0, &len);
-	assert_true(dwlines_inflated_size(f, len) == 1u << 20);
+	assert_true(dwguard_inflated_size(f, len) == 1u << 20);
 	assert_null(dwlines_open_mem(f, len));
 	free(f);
 
 	/* elf_strptr() would inflate a compressed name table: libelf never sees it. */
 	f = synth(".debug_info", 0, gnu, sizeof(gnu), SHF_COMPRESSED, &len);
 	assert_int_equal(elf_image_libelf_ok(f, len), 0);
-	assert_true(dwlines_inflated_size(f, len) == 0);
+	assert_true(dwguard_inflated_size(f, len) == 0);
 	free(f);
 }
 
