@@ -72,7 +72,13 @@ run a3-dotdot "$OUTSIDE_TEXT" --jit "../../../../../../../../../..$WORK/outside.
 
 # (a4) A map of its own of 70 MiB of short lines, its code named on the
 # last: one read of its last 32 MiB and 1 Mi lines at most, never again
-# while unchanged, within 15 s for a 2 s capture, under 200 MiB.
+# while unchanged, within 15 s for a 2 s capture, under 200 MiB. The
+# sanitizer pass leaves it out: under ASan this parse took 97 s (plain:
+# well under 1 s); the cap itself is the plain pass's to show.
+if [ "$SANITIZED" = 1 ]; then
+	echo "SKIP: a4-big under sanitizers"
+	finish
+fi
 start_hostile a4 as_attacker unshare -Urm "$PROG" --jit /tmp/big.map --chroot "$AWORK/root"
 addr=$(awk '/^ready/ { print $3 }' "$WORK/a4.out")
 rm -f "$AWORK/root/tmp/perf-$TPID.map" # the map itself, not a link to it
