@@ -43,20 +43,6 @@ make_stripped() {
 	fi
 }
 
-# no_text NAME TEXT FILE...: TEXT is in none of the files.
-no_text() {
-	local name=$1 text=$2 f
-	shift 2
-	for f in "$@"; do
-		[ -e "$f" ] || continue
-		if { zcat -f "$f" 2>/dev/null; cat "$f"; } | grep -aq "$text"; then
-			fail "$name: $text is in $f"
-			return 1
-		fi
-	done
-	pass "$name: the debug file's name is not in the profile"
-}
-
 # run CASE TEXT CMD...: start the attacker's CMD, capture, check.
 run() {
 	local name=$1 text=$2

@@ -23,20 +23,6 @@ perf_map() {
 	chmod "$2" "$1"
 }
 
-# no_text NAME TEXT FILE...: TEXT is in none of the files.
-no_text() {
-	local name=$1 text=$2 f
-	shift 2
-	for f in "$@"; do
-		[ -e "$f" ] || continue
-		if { zcat -f "$f" 2>/dev/null; cat "$f"; } | grep -aq "$text"; then
-			fail "$name: $text is in $f"
-			return 1
-		fi
-	done
-	pass "$name: no name from outside the target's reach"
-}
-
 # run CASE TEXT TARGET-ARGS...: start the attacker, write the map its link
 # names (the secret's or the outside one), capture, check.
 run() {

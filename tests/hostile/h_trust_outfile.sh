@@ -25,7 +25,13 @@ check "... with one line naming it" \
 
 # A link to the attacker's FIFO, which it reads.
 as_attacker mkfifo -m 600 "$AWORK/steal"
-as_attacker sh -c "exec cat '$AWORK/steal' >'$AWORK/stolen'" &
+# The reader's own output never the suite's: a reader left blocked on the
+# FIFO (nothing ever opens it to write, when cprof is right) must not hold
+# the runner's stdout open; it is killed at the end.
+# setpriv itself, not as_attacker (a function: & would fork a subshell
+# and $! would not be the reader).
+setpriv --reuid="$ATTACKER_UID" --regid="$ATTACKER_GID" --clear-groups --inh-caps=-all -- \
+	sh -c "exec cat '$AWORK/steal' >'$AWORK/stolen'" </dev/null >/dev/null 2>&1 &
 PIDS="$PIDS $!"
 as_attacker ln -s "$AWORK/steal" "$S/b.pb.gz"
 bounded link 10 200 -p "$TPID" -d 200ms -o "$S/b.pb.gz"

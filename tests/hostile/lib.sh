@@ -118,19 +118,26 @@ sigterm_within() {
 	term_when "$name" "sleep $after; true" "$@"
 }
 
-# no_secret NAME FILE...: the secret's text is in none of the files
-# (profiles are gzipped: each file is read through zcat when it is one).
-no_secret() {
-	local name=$1 f
-	shift
+# no_text NAME TEXT FILE...: TEXT is in none of the files (profiles are
+# gzipped: each file is read through zcat when it is one).
+no_text() {
+	local name=$1 text=$2 f
+	shift 2
 	for f in "$@"; do
 		[ -e "$f" ] || continue
-		if { zcat -f "$f" 2>/dev/null; cat "$f"; } | grep -aq "$SECRET_TEXT"; then
-			fail "$name: the secret is in $f"
+		if { zcat -f "$f" 2>/dev/null; cat "$f"; } | grep -aq "$text"; then
+			fail "$name: $text is in $f"
 			return 1
 		fi
 	done
-	pass "$name: no secret in the output"
+	pass "$name: $text is in none of the outputs"
+}
+
+# no_secret NAME FILE...: the secret's text is in none of the files.
+no_secret() {
+	local name=$1
+	shift
+	no_text "$name" "$SECRET_TEXT" "$@"
 }
 
 # alive NAME: the target is still running and not stopped (state not T/t).
