@@ -113,11 +113,13 @@ static void report_perf(const struct capture_report *r)
 		"%llu threads' samples scaled to their clocks (x%.2f..x%.2f); threads that ended "
 		"%.1fms, %.1fms of it in none sampled ([short-lived threads]); live threads never "
 		"sampled %.1fms; not seen by per-thread events (kernel) %.1fms; the kernel's side "
-		"of the threads' waits %.1fms (%.1fus a wait measured here)\n",
+		"of the threads' waits %.1fms (%.1fus a wait, %.1fus a timer's sleep, measured "
+		"here)\n",
 		p->cpu_process_ns / 1e6, p->cpu_sampled_ns / 1e6,
 		(unsigned long long)p->threads_scaled, p->scale_min, p->scale_max,
 		p->cpu_ended_ns / 1e6, p->cpu_short_ns / 1e6, p->cpu_unsampled_ns / 1e6,
-		p->cpu_unseen_ns / 1e6, p->cpu_waits_ns / 1e6, p->wait_cost_ns / 1e3);
+		p->cpu_unseen_ns / 1e6, p->cpu_waits_ns / 1e6, p->wait_cost_ns / 1e3,
+		p->timer_cost_ns / 1e3);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu truncated, %llu "
 		"partial; own CPU %.3fs over %.3fs\n",
@@ -164,25 +166,29 @@ void report_stats(const struct capture_report *r)
 	fprintf(stderr,
 		"cprof-attach: stats: pause per stopped sample p50 %.1fus p99 %.1fus max %.1fus "
 		"(%llu stops, %llu timed out, %llu taken when the thread next had a CPU, %llu "
-		"found asleep: their CPU carried on); %llu sleeping threads read without a stop "
+		"found asleep: their CPU carried on, %llu of %llu in user code stopped late and %llu "
+		"slid to a later system call: carried on too); %llu sleeping threads read without a stop "
 		"(%llu read again: they woke during the copy)\n",
 		sm->pause_p50_ns / 1e3, sm->pause_p99_ns / 1e3, sm->stats.pause_ns_max / 1e3,
 		(unsigned long long)sm->stats.stops, (unsigned long long)sm->stats.stop_timeouts,
 		(unsigned long long)sm->stats.deferred, (unsigned long long)sm->found_asleep,
+		(unsigned long long)sm->stats.user_stops_late, (unsigned long long)sm->stats.user_stops,
+		(unsigned long long)sm->stats.slid,
 		(unsigned long long)sm->stats.blocked_reads,
 		(unsigned long long)sm->stats.torn_reads);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu signals passed on during stops, %llu EINTRs turned into "
 		"restarts, %.1fms CPU of threads never found running, %.1fms of threads no read "
 		"of the thread list saw ([short-lived threads]) of the %s %.1fms, "
-		"%.1fms the kernel's side of the threads' waits (%.1fus a wait measured here), "
+		"%.1fms the kernel's side of the threads' waits (%.1fus a wait, %.1fus a timer's "
+		"sleep, measured here), "
 		"%llu thread CPU clocks read, %llu idle "
 		"threads found unchanged, %llu reads of the thread list, %llu samples on an "
 		"alternate signal stack, %llu zombies reaped while an exec held a seize\n",
 		(unsigned long long)sm->stats.signals_passed, (unsigned long long)sm->stats.eintr_fixed,
 		sm->cpu_unattributed_ns / 1e6, sm->cpu_short_ns / 1e6,
 		r->processes > 1 ? "processes'" : "process's", sm->cpu_process_ns / 1e6,
-		sm->cpu_waits_ns / 1e6, sm->wait_cost_ns / 1e3,
+		sm->cpu_waits_ns / 1e6, sm->wait_cost_ns / 1e3, sm->timer_cost_ns / 1e3,
 		(unsigned long long)sm->threads_read,
 		(unsigned long long)sm->stats.repeats, (unsigned long long)sm->stats.rescans,
 		(unsigned long long)sm->stats.altstack_copies,

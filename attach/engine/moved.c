@@ -27,7 +27,10 @@ static uint64_t cpu_delta(struct moved *mv, uint64_t tick, struct session *s, st
 	/* The kernel's side of its waits is not where any stop lands (waitcost.h). */
 	w = 0;
 	if (t->slices > t->slices_waited) {
-		w = waitcost_of(t->slices - t->slices_waited, mv->wait_cost_ns, cpu);
+		w = waitcost_of(t->slices - t->slices_waited,
+				waitcost_mix(mv->wait_cost_ns, mv->timer_cost_ns, t->stops_timed,
+					     t->stops_asleep),
+				cpu);
 		t->slices_waited = t->slices;
 	}
 	t->wait_ns += w;
@@ -150,5 +153,5 @@ void moved_init(struct moved *mv, pid_t pid, uint64_t cold_slack_ns)
 	mv->hot_generation = 0;
 	mv->threads_read = 0;
 	mv->rescan_due = 0;
-	mv->wait_cost_ns = 0;
+	mv->wait_cost_ns = mv->timer_cost_ns = 0;
 }

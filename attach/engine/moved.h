@@ -42,6 +42,7 @@ struct moved {
 	uint64_t threads_read;    /* per-thread CPU clock reads (cost follows the busy ones) */
 	int rescan_due;           /* the CPU went to a thread we may not know: re-read the list */
 	uint64_t wait_cost_ns;    /* cpu: one wait's CPU (waitcost.h), kept in thread.wait_ns; 0: none */
+	uint64_t timer_cost_ns;   /* cpu: one timer sleep's (waitcost_timer_ns) */
 };
 
 /*

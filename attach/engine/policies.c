@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "attach/engine/policies.h"
 #include "common/proc.h"
@@ -32,8 +33,14 @@ static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
 {
 	struct sampler *sm = ctx;
 
-	if (snap->how == SNAP_STOPPED && snap->slept) {
-		sm->res.found_asleep++;
+	if (snap->how == SNAP_STOPPED && (snap->slept || snap->slid)) {
+		if (snap->slept) {
+			sm->res.found_asleep++;
+			/* Which of a wait's costs its waits have (waitcost_mix): its timer ends these. */
+			t->stops_asleep++;
+			if (snap->slept_nr == SYS_nanosleep || snap->slept_nr == SYS_clock_nanosleep)
+				t->stops_timed++;
+		}
 		if (!(t->flags & THREAD_CHARGED) || !t->cpu_pending) {
 			snapshot_free(snap);
 			return;

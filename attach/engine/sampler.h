@@ -85,6 +85,7 @@ struct sampler_results {
 	uint64_t cpu_short_ns;    /* cpu: CPU no thread's clock showed (short-lived threads) */
 	uint64_t cpu_waits_ns;    /* cpu: the kernel's side of the threads' waits (a marker each) */
 	uint64_t wait_cost_ns;    /* cpu: one wait's CPU as measured here (0: not estimated) */
+	uint64_t timer_cost_ns;   /* cpu: one timer sleep's, the same */
 	uint64_t weighed_ns;      /* what the queued samples weigh, together */
 	int niced;                /* the tracer thread runs at a raised priority */
 	uint64_t found_asleep;    /* cpu: stops that found the thread asleep (carried on) */

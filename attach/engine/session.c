@@ -200,6 +200,9 @@ void session_stats_add(struct session_stats *into, const struct session_stats *f
 	into->threads_seen += from->threads_seen;
 	into->rescans += from->rescans;
 	into->exec_rescues += from->exec_rescues;
+	into->user_stops += from->user_stops;
+	into->user_stops_late += from->user_stops_late;
+	into->slid += from->slid;
 	if (from->pause_ns_max > into->pause_ns_max)
 		into->pause_ns_max = from->pause_ns_max;
 	into->pause_ns_sum += from->pause_ns_sum;

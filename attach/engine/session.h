@@ -68,6 +68,9 @@ struct session_stats {
 	uint64_t threads_seen;
 	uint64_t rescans;          /* reads of /proc/PID/task */
 	uint64_t exec_rescues;     /* zombies reaped by the watcher while a seize waited on an exec */
+	uint64_t user_stops;       /* cpu: stops in user code, their clock read... */
+	uint64_t user_stops_late;  /* ... after it ran on past KICK_LATE_NS: the kick waited */
+	uint64_t slid;             /* cpu: stops that slid to a later system call (snapshot.slid) */
 	uint64_t pause_ns_max;
 	uint64_t pause_ns_sum;
 	uint32_t pause_hist[SESSION_PAUSE_BUCKETS + 1]; /* last: overflow */

@@ -45,7 +45,9 @@ struct snapshot {
 	uint64_t time_ns;      /* monotonic time of the copy */
 	int64_t weight;        /* ns of CPU or wall time the sample stands for */
 	uint32_t count;        /* ticks the sample stands for (SNAP_REPEAT may stand for many) */
-	int slept;             /* SNAP_STOPPED: the stop found it asleep in a syscall */
+	int slept;             /* SNAP_STOPPED: the stop found it asleep in a syscall... */
+	long slept_nr;         /* ... this one */
+	int slid;              /* SNAP_STOPPED: it ran on to a later syscall: not where it was */
 	const char *marker;    /* SNAP_MARKER: the frame's name (a static string) */
 	struct thread_image img;
 	unsigned char *stack;  /* owned; img.stack[i].bytes point into it */

@@ -43,9 +43,12 @@ struct thread {
 	uint64_t ran_tick;       /* the sampler's tick when its CPU clock last moved; 0: never */
 	uint64_t sample_tick;    /* the sampler's tick of its last sample; 0: none yet */
 	uint64_t intr_ns;        /* when we asked it to stop */
+	uint64_t intr_cpu_ns;    /* cpu: its CPU clock just before we asked (0: not read) */
 	uint64_t scan_no;        /* the last /proc/PID/task read that listed it */
 	uint64_t asleep_cpu;     /* its CPU clock when last read asleep */
 	long asleep_nr;          /* the syscall it slept in then */
+	uint32_t stops_asleep;   /* cpu: stops that found it asleep... */
+	uint32_t stops_timed;    /* ... of them in a sleep its timer ends (waitcost_mix) */
 	char last_state;         /* the state letter of its last sample, which a repeat shows */
 	char name[16];
 };

@@ -42,6 +42,7 @@ struct perf_stats {
 	uint64_t cpu_unseen_ns;    /* task scope: live threads' CPU their events did not see (a marker each) */
 	uint64_t cpu_waits_ns;     /* CPU scope: the kernel's side of live threads' waits (a marker each) */
 	uint64_t wait_cost_ns;     /* ... one wait's CPU as measured here (0: not estimated) */
+	uint64_t timer_cost_ns;    /* ... one timer sleep's, the most a wait is charged */
 	uint64_t threads_scaled;   /* threads whose samples were scaled to their clocks */
 	double scale_min, scale_max; /* the factors, clock over samples */
 };
