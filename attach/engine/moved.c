@@ -14,6 +14,43 @@
 #define PROC_CLOCK_MANY 64       /* above this many threads, read the process clock */
 #define PROC_CLOCK_MAX_TICKS 50  /* every threads/PROC_CLOCK_MANY ticks, at most this many */
 
+#define SWITCHES_EVERY_NS 1000000000ull /* read a thread's switches at most this often */
+
+/*
+ * The share of t's slices that were waits, kept fresh: a preemption costs
+ * a switch, never a timer (two loops beside a busy thread were preempted
+ * at a quarter of their slices, and charged as sleeps they read 4-5
+ * points low). The first read gives the thread's lifetime share.
+ */
+static uint32_t vol_share(struct session *s, struct thread *t)
+{
+	uint64_t now = clock_mono_ns(), v, i, dv, di;
+
+	if (t->switches_ns && now - t->switches_ns < SWITCHES_EVERY_NS)
+		return t->vol_permille;
+	if (thread_read_switches(&s->threads, t, &v, &i) < 0)
+		return t->vol_permille;
+	dv = t->switches_ns ? v - t->vol : v;
+	di = t->switches_ns ? i - t->invol : i;
+	if (v >= t->vol && i >= t->invol && dv + di)
+		t->vol_permille = (uint32_t)(1000 * dv / (dv + di));
+	t->vol = v;
+	t->invol = i;
+	t->switches_ns = now;
+	return t->vol_permille;
+}
+
+/* One wait's CPU for t: a switch, and a timer's extra for the waits its timer ends. */
+static uint64_t wait_cost(struct moved *mv, struct session *s, struct thread *t)
+{
+	uint64_t c = waitcost_mix(mv->wait_cost_ns, mv->timer_cost_ns, t->stops_timed,
+				  t->stops_asleep);
+
+	if (c <= mv->wait_cost_ns)
+		return c;
+	return mv->wait_cost_ns + (c - mv->wait_cost_ns) * vol_share(s, t) / 1000;
+}
+
 /* Read t's CPU clock; add what it used to its pending CPU. Returns the delta. */
 static uint64_t cpu_delta(struct moved *mv, uint64_t tick, struct session *s, struct thread *t)
 {
@@ -27,10 +64,7 @@ static uint64_t cpu_delta(struct moved *mv, uint64_t tick, struct session *s, st
 	/* The kernel's side of its waits is not where any stop lands (waitcost.h). */
 	w = 0;
 	if (t->slices > t->slices_waited) {
-		w = waitcost_of(t->slices - t->slices_waited,
-				waitcost_mix(mv->wait_cost_ns, mv->timer_cost_ns, t->stops_timed,
-					     t->stops_asleep),
-				cpu);
+		w = waitcost_of(t->slices - t->slices_waited, wait_cost(mv, s, t), cpu);
 		t->slices_waited = t->slices;
 	}
 	t->wait_ns += w;

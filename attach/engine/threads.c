@@ -123,6 +123,7 @@ struct thread *threads_add(struct threads *ts, pid_t tid)
 		return NULL;
 	t->tid = tid;
 	t->fd_schedstat = t->fd_syscall = t->fd_comm = t->fd_stat = -1;
+	t->vol_permille = 1000;
 	slot_put(ts, t);
 	ts->count++;
 	ts->generation++;
@@ -192,6 +193,30 @@ int thread_read_cpu(struct threads *ts, struct thread *t, uint64_t *ns)
 	    proc_schedstat(buf, ns, &slices) < 0)
 		return -1;
 	t->slices = slices; /* a slice begins each time it is put on a CPU */
+	return 0;
+}
+
+int thread_read_switches(struct threads *ts, struct thread *t, uint64_t *vol, uint64_t *invol)
+{
+	char p[64], buf[4096], *v, *n;
+	ssize_t len;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/status", (int)ts->pid, (int)t->tid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = 0;
+	v = strstr(buf, "\nvoluntary_ctxt_switches:");
+	n = strstr(buf, "\nnonvoluntary_ctxt_switches:");
+	if (!v || !n)
+		return -1;
+	*vol = strtoull(v + sizeof("\nvoluntary_ctxt_switches:") - 1, NULL, 10);
+	*invol = strtoull(n + sizeof("\nnonvoluntary_ctxt_switches:") - 1, NULL, 10);
 	return 0;
 }
 

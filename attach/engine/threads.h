@@ -49,6 +49,9 @@ struct thread {
 	long asleep_nr;          /* the syscall it slept in then */
 	uint32_t stops_asleep;   /* cpu: stops that found it asleep... */
 	uint32_t stops_timed;    /* ... of them in a sleep its timer ends (waitcost_mix) */
+	uint64_t vol, invol;     /* cpu: its voluntary and other switches at the last read of status */
+	uint64_t switches_ns;    /* ... when (0: never read) */
+	uint32_t vol_permille;   /* ... the share of its slices that were waits (1000 until read) */
 	char last_state;         /* the state letter of its last sample, which a repeat shows */
 	char name[16];
 };
@@ -89,6 +92,12 @@ void threads_remove(struct threads *ts, pid_t tid);
  * handling a stop may remove (and free) a thread while it works.
  */
 uint32_t threads_tids(struct threads *ts, pid_t *out, uint32_t max);
+
+/*
+ * Read t's voluntary and involuntary context switches (status: a few KiB,
+ * opened and closed each time: read about once a second). 0 or -1.
+ */
+int thread_read_switches(struct threads *ts, struct thread *t, uint64_t *vol, uint64_t *invol);
 
 /*
  * Its CPU time in ns from schedstat; 0 or -1 (thread gone). Also sets
