@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -150,3 +151,20 @@ void proc_stop_signals(sigset_t *set, int with_child)
 	if (with_child)
 		sigaddset(set, SIGCHLD);
 }
+int proc_task_switches(pid_t pid, pid_t tid, uint64_t *vol, uint64_t *invol)
+{
+	static const char kv[] = "\nvoluntary_ctxt_switches:", ki[] = "\nnonvoluntary_ctxt_switches:";
+	char p[64], buf[4096], *v, *n;
+
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (proc_read(p, buf, sizeof(buf)) <= 0)
+		return -1;
+	v = strstr(buf, kv);
+	n = strstr(buf, ki);
+	if (!v || !n)
+		return -1;
+	*vol = strtoull(v + sizeof(kv) - 1, NULL, 10);
+	*invol = strtoull(n + sizeof(ki) - 1, NULL, 10);
+	return 0;
+}
+

@@ -50,6 +50,12 @@ int proc_stat_times(const char *stat, uint64_t *utime, uint64_t *stime);
 int proc_schedstat(const char *line, uint64_t *cpu_ns, uint64_t *slices);
 
 /*
+ * A thread's voluntary and involuntary context switches since it began
+ * (/proc/PID/task/TID/status, its first 4 KiB). 0, or -1 when unreadable.
+ */
+int proc_task_switches(pid_t pid, pid_t tid, uint64_t *vol, uint64_t *invol);
+
+/*
  * The signals that ask cprof-attach to stop early (SIGINT, SIGTERM,
  * SIGHUP), as a set; with_child adds SIGCHLD. Every thread blocks them and
  * reads them from a signalfd.

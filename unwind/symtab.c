@@ -22,7 +22,7 @@
 
 /* Details of the symbol at starts[i]. */
 struct symtab_sym {
-	uint64_t end;    /* start+size, or the section's end for a size-0 symbol */
+	uint64_t end;    /* start+size; for a size-0 symbol the next start, within its section */
 	uint64_t maxend; /* the largest end of a sized symbol among 0..i */
 	const char *name;
 	int sized;
@@ -33,7 +33,7 @@ struct symtab_cand {
 	uint64_t start, end;
 	const char *name;
 	size_t namelen;
-	int sized, rank, under;
+	int sized, notype, rank, under;
 };
 
 void symtab_init(struct symtab *t)
@@ -65,6 +65,8 @@ static int symtab_cand_cmp(const void *a, const void *b)
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
+	if (x->notype != y->notype)
+		return x->notype - y->notype;
 	if (x->rank != y->rank)
 		return x->rank - y->rank;
 	if (x->under != y->under)
@@ -84,6 +86,25 @@ static uint64_t symtab_section_end(Elf *elf, size_t shndx, uint64_t addr)
 	    addr - sh.sh_addr >= sh.sh_size)
 		return addr;
 	return sh.sh_addr + sh.sh_size;
+}
+
+/*
+ * A symbol without a type counts when it labels code: defined in a
+ * section of instructions, named as a person would (no "$x"/"$d" mapping
+ * symbol, no ".L" local label). Hand-written assembly (x86inc's SIMD
+ * kernels) declares its functions so: global, no type, no size.
+ */
+static int symtab_code_label(Elf *elf, const GElf_Sym *s, const char *name)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (GELF_ST_TYPE(s->st_info) != STT_NOTYPE || s->st_shndx >= SHN_LORESERVE ||
+	    !name[0] || name[0] == '$' || name[0] == '.')
+		return 0;
+	scn = elf_getscn(elf, s->st_shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) &&
+	       (sh.sh_flags & SHF_ALLOC);
 }
 
 /*
@@ -121,8 +142,11 @@ static long symtab_collect(Elf *elf, Elf_Scn *scn, struct symtab_cand **out, int
 		if (!gelf_getsym(sd, (int)i, &s))
 			break;
 		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    s.st_value == 0 || s.st_name >= strsz || s.st_size > UINT64_MAX - s.st_value)
+		if (s.st_shndx == SHN_UNDEF || s.st_value == 0 || s.st_name >= strsz ||
+		    s.st_size > UINT64_MAX - s.st_value)
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    !symtab_code_label(elf, &s, strs + s.st_name))
 			continue;
 		if (n == SYMTAB_MAX_SYMBOLS) {
 			*capped = 1;
@@ -141,6 +165,7 @@ static long symtab_collect(Elf *elf, Elf_Scn *scn, struct symtab_cand **out, int
 			continue;
 		}
 		t->rank = symtab_rank(GELF_ST_BIND(s.st_info));
+		t->notype = type == STT_NOTYPE;
 		for (j = 0; t->name[j] == '_'; j++)
 			;
 		t->under = j > 255 ? 255 : (int)j;
@@ -219,6 +244,14 @@ static int symtab_index(struct symtab *tab, struct symtab_cand *v, size_t n)
 		k++;
 	}
 	tab->n = k;
+	/*
+	 * A size-0 symbol ends where the next one starts, as perf reads
+	 * them: reaching to its section's end, crtstuff's frame_dummy named
+	 * the assembly function after it (98% of its samples).
+	 */
+	for (i = 0; i + 1 < k; i++)
+		if (!tab->syms[i].sized && tab->syms[i].end > tab->starts[i + 1])
+			tab->syms[i].end = tab->starts[i + 1];
 	symtab_unversion(tab);
 	return 0;
 err:

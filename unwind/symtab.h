@@ -13,14 +13,17 @@
  *    SYMTAB_MAX_SYMBOLS symbols are kept, and a lookup walks back over at
  *    most SYMTAB_WALK entries, so a hostile file can cause neither a crash
  *    nor a linear lookup;
- *  - only defined STT_FUNC and STT_GNU_IFUNC symbols at a nonzero address
- *    count; the aliases at one address are one entry, named by the
- *    preferred one (global, then weak, then local; then fewer leading
+ *  - defined STT_FUNC and STT_GNU_IFUNC symbols at a nonzero address
+ *    count, and STT_NOTYPE ones that label code (in an executable section,
+ *    not a "$" mapping symbol or a ".L" label: hand-written assembly); the
+ *    aliases at one address are one entry, named by the preferred one (a
+ *    typed symbol; then global, then weak, then local; then fewer leading
  *    underscores; then the shorter; then bytewise) and as wide as the
  *    widest of them;
- *  - a symbol of size 0 reaches to the end of its section, and is found
- *    only when no sized symbol contains the address and it is the nearest
- *    start below it;
+ *  - a symbol of size 0 reaches to the next symbol's start, and no further
+ *    than the end of its section, and is found only when no sized symbol
+ *    contains the address and it is the nearest start below it; a sized
+ *    symbol never names an address past its end;
  *  - names are cut at the first '@' ("f@@GLIBC_2.2.5" is "f"), as long as
  *    the cut copies fit in SYMTAB_MAX_COPIES bytes; they point into the ELF
  *    file's string table or into the table's own copies, and stay valid
@@ -65,8 +68,8 @@ void symtab_load(struct symtab *t, struct Elf *elf);
 
 /*
  * The function containing vaddr: the innermost sized symbol whose
- * [start, start+size) holds it, else the nearest size-0 symbol below it
- * within its section. Its name, with *start (may be NULL) set to its
+ * [start, start+size) holds it, else the nearest size-0 symbol below it,
+ * before the next symbol and within its section. Its name, with *start (may be NULL) set to its
  * address; NULL when no symbol contains vaddr.
  */
 const char *symtab_find(const struct symtab *t, uint64_t vaddr, uint64_t *start);

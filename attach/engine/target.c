@@ -3,6 +3,7 @@
  * refusals get a precise message (who traces the target, whose process it
  * is) instead of the bare EPERM that ptrace gives for all of them.
  */
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,5 +211,22 @@ int target_exec_id(pid_t pid, uint64_t *ino, uint64_t *start_code)
 		q = strchr(q + 1, ' ');
 	if (q)
 		*start_code = strtoull(q + 1, NULL, 10);
+	return 0;
+}
+
+int target_secure_exec(pid_t pid)
+{
+	uint64_t v[512]; /* the auxiliary vector is a few dozen pairs; more is not read */
+	char p[64];
+	ssize_t n;
+	size_t i;
+
+	snprintf(p, sizeof(p), "/proc/%d/auxv", (int)pid);
+	n = proc_read(p, (char *)v, sizeof(v));
+	if (n < (ssize_t)(2 * sizeof(v[0])))
+		return -1;
+	for (i = 0; i + 1 < (size_t)n / sizeof(v[0]) && v[i] != AT_NULL; i += 2)
+		if (v[i] == AT_SECURE)
+			return v[i + 1] != 0;
 	return 0;
 }

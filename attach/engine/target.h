@@ -48,6 +48,13 @@ int target_traced_by_other(pid_t pid);
  */
 int target_exec_id(pid_t pid, uint64_t *ino, uint64_t *start_code);
 
+/*
+ * Whether pid runs in secure-execution mode (AT_SECURE in its auxiliary
+ * vector: setuid, setgid, file capabilities), where the loader ignores
+ * LD_PRELOAD: 1 yes, 0 no, -1 unknown (auxv unreadable).
+ */
+int target_secure_exec(pid_t pid);
+
 /* Explain a failed PTRACE_SEIZE with errno e; returns -1. */
 int target_attach_error(const struct target *t, int e);
 

@@ -198,26 +198,7 @@ int thread_read_cpu(struct threads *ts, struct thread *t, uint64_t *ns)
 
 int thread_read_switches(struct threads *ts, struct thread *t, uint64_t *vol, uint64_t *invol)
 {
-	char p[64], buf[4096], *v, *n;
-	ssize_t len;
-	int fd;
-
-	snprintf(p, sizeof(p), "/proc/%d/task/%d/status", (int)ts->pid, (int)t->tid);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	buf[len] = 0;
-	v = strstr(buf, "\nvoluntary_ctxt_switches:");
-	n = strstr(buf, "\nnonvoluntary_ctxt_switches:");
-	if (!v || !n)
-		return -1;
-	*vol = strtoull(v + sizeof("\nvoluntary_ctxt_switches:") - 1, NULL, 10);
-	*invol = strtoull(n + sizeof("\nnonvoluntary_ctxt_switches:") - 1, NULL, 10);
-	return 0;
+	return proc_task_switches(ts->pid, t->tid, vol, invol);
 }
 
 /* "running", or "NR A1 A2 A3 A4 A5 A6 SP PC", or "-1 SP PC" */

@@ -288,9 +288,15 @@ static int root_open(const struct capture_req *q, struct member *m, struct profi
 	}
 	if (m->found == 0 && !q->children) {
 		shim_path(shim, sizeof(shim));
-		error("cannot profile the %s of %d (%s): libcprof.so is not loaded in it; start it "
-		      "with LD_PRELOAD=%s",
-		      q->what, (int)t->pid, t->comm, shim);
+		if (target_secure_exec(t->pid) == 1)
+			error("cannot profile the %s of %d (%s): libcprof.so is not loaded in it, and "
+			      "LD_PRELOAD cannot load it: the process runs in secure-execution mode "
+			      "(setuid, setgid or file capabilities), where the loader ignores LD_PRELOAD paths",
+			      q->what, (int)t->pid, t->comm);
+		else
+			error("cannot profile the %s of %d (%s): libcprof.so is not loaded in it; "
+			      "start it with LD_PRELOAD=%s",
+			      q->what, (int)t->pid, t->comm, shim);
 		return EXIT_ATTACH;
 	}
 	if (m->found != 1)

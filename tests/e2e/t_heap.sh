@@ -113,4 +113,39 @@ rc=$?
 check "without the shim: exit 3 and the LD_PRELOAD line ($(cat "$WORK/none.err"))" \
 	sh -c "[ $rc = 3 ] && grep -q 'start it with LD_PRELOAD=$(readlink -f "$SHIM")\$' '$WORK/none.err'"
 check "target never traced" not_stopped "$tp"
+kill "$TPID" 2>/dev/null
+
+# A process in secure-execution mode (file capabilities, run by another
+# user: AT_SECURE) loads no preloaded library by path: the hint would be a
+# lie, the error says why instead. The plain copy beside it still gets it.
+if [ "$(id -u)" = 0 ] && command -v setcap >/dev/null && command -v setpriv >/dev/null; then
+	mkdir -p "$WORK/secure"
+	chmod 755 "$WORK" "$WORK/secure"
+	cp "$TARGETS/duty" "$WORK/secure/duty-caps"
+	cp "$TARGETS/duty" "$WORK/secure/duty-plain"
+	chmod 755 "$WORK/secure/duty-caps" "$WORK/secure/duty-plain"
+	if setcap cap_net_bind_service+ep "$WORK/secure/duty-caps" 2>/dev/null; then
+		for kind in caps plain; do
+			setpriv --reuid=65534 --regid=65534 --clear-groups env LD_PRELOAD="$SHIM" \
+				"$WORK/secure/duty-$kind" >"$WORK/secure/$kind.out" 2>&1 &
+			sp=$!
+			PIDS="$PIDS $sp"
+			for i in $(seq 1 100); do grep -q '^ready' "$WORK/secure/$kind.out" 2>/dev/null && break; sleep 0.05; done
+			"$ATTACH" -p "$sp" -t heap -o "$WORK/secure/$kind.pb.gz" 2>"$WORK/secure/$kind.err"
+			rc=$?
+			echo "$kind: exit $rc: $(cat "$WORK/secure/$kind.err")"
+			if [ "$kind" = caps ]; then
+				check "secure-execution: exit 3, and says LD_PRELOAD cannot load the shim" \
+					sh -c "[ $rc = 3 ] && grep -q 'secure-execution mode' '$WORK/secure/caps.err' && ! grep -q 'start it with' '$WORK/secure/caps.err'"
+			else
+				check "the same program without capabilities has the shim preloaded (exit $rc)" [ "$rc" = 0 ]
+			fi
+			kill "$sp" 2>/dev/null
+		done
+	else
+		echo "setcap refused on $WORK (no xattrs?): secure-execution not tested"
+	fi
+else
+	echo "not root, or no setcap/setpriv: secure-execution not tested"
+fi
 finish

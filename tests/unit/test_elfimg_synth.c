@@ -52,6 +52,10 @@ static const struct ssym synth_syms[] = {
 	{ "obj", 0x2800, 0x10, G, STT_OBJECT, 2 }, { "nt", 0x2900, 0x10, G, STT_NOTYPE, 2 },
 	{ NULL, 0x2a00, 0x10, G, F, 2 },          { "absbare", 0x6000, 0, G, F, SHN_ABS },
 	{ "huge", 0x2b00, UINT64_MAX, G, F, 2 },
+	/* Hand-written assembly: a label without type or size after crtstuff's size-0 function. */
+	{ "frame_dummy", 0x1900, 0, L, F, 1 },    { "asm_kernel", 0x1a00, 0, G, STT_NOTYPE, 1 },
+	{ "$x", 0x1c00, 0, L, STT_NOTYPE, 1 },    { ".Lloop", 0x1d00, 0, L, STT_NOTYPE, 1 },
+	{ "note_label", 0x10, 0, G, STT_NOTYPE, 4 },
 	{ "tailname", 0x3800, 0x10, G, F, 2 }, /* last: its name ends the table */
 };
 #undef G
@@ -75,7 +79,10 @@ static const struct lookup synth_lookups[] = {
 	{ 0x2018, "inner", 0x2010 }, { 0x2020, "outer", 0x2000 },  { 0x2048, "outer", 0x2000 },
 	{ 0x20ff, "outer", 0x2000 }, { 0x2100, "label", 0x2040 },  { 0x2420, "sized_fn", 0x2400 },
 	{ 0x2440, NULL, 0 },         { 0x2608, "ifn", 0x2600 },    { 0x2708, NULL, 0 },
-	{ 0x2808, NULL, 0 },         { 0x2908, NULL, 0 },          { 0x2a08, NULL, 0 },
+	{ 0x2808, NULL, 0 },         { 0x2908, "nt", 0x2900 },     { 0x2a08, NULL, 0 },
+	{ 0x19ff, "frame_dummy", 0x1900 }, { 0x1a00, "asm_kernel", 0x1a00 },
+	{ 0x1c08, "asm_kernel", 0x1a00 }, { 0x1d08, "asm_kernel", 0x1a00 },
+	{ 0x1eff, "asm_kernel", 0x1a00 }, { 0x18, NULL, 0 },
 	{ 0x2b08, NULL, 0 },         { 0x4fff, "bare3", 0x4f00 },  { 0x5000, NULL, 0 },
 	{ 0x6000, NULL, 0 },         { 0xfff, NULL, 0 },           { 0, NULL, 0 },
 };
@@ -218,7 +225,7 @@ static void synth_check_symbols(struct elf_image *img, int flags)
 	uint64_t start;
 	size_t i;
 
-	assert_int_equal(elf_image_nsymbols(img), flags & SYN_UNTERMINATED ? 13 : 14);
+	assert_int_equal(elf_image_nsymbols(img), flags & SYN_UNTERMINATED ? 16 : 17);
 	for (i = 0; i < sizeof(synth_lookups) / sizeof(synth_lookups[0]); i++) {
 		const struct lookup *l = &synth_lookups[i];
 		const char *name;
