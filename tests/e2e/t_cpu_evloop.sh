@@ -69,10 +69,13 @@ one_case() {
 		echo "$name: thread $tid the kernel's side of its waits $waits%"
 		# ptrace always keeps it apart; CPU-wide events only what the clock shows beyond the samples.
 		[ "$SAMPLER" = ptrace ] && check "$name: thread $tid's waits have a frame of their own ($waits%)" below 0.5 "$waits"
-		# The waits' frame is an estimate of CPU outside the handler: never
-		# more than the thread measured there (5 points for the samples).
-		check "$name: thread $tid's waits ($waits%) within what its handler left (100 - $truth%) + 5" \
-			below "$waits" "$(awk -v t="$truth" 'BEGIN { print 105 - t }')"
+		# The waits' frame is an estimate of CPU outside the handler: not
+		# much more than the thread measured there. On CI's PVM machines it
+		# went past that by up to 5.2 points (ptrace under ASan, two loops
+		# beside a busy thread, 2026-11-26), hence 8; the fixed bar it
+		# replaces (20%) let it take the handler's share whole.
+		check "$name: thread $tid's waits ($waits%) within what its handler left (100 - $truth%) + 8" \
+			below "$waits" "$(awk -v t="$truth" 'BEGIN { print 108 - t }')"
 		[ "$npoll" = 0 ] && check "$name: thread $tid's sleep gets under 20% of its CPU" below "$sleep_pct" 20
 		check "$name: thread $tid's handler share within $tol points of its own measurement" \
 			near "$got" "$truth" "$tol" || { cat "$WORK/$name.stats"; go tool pprof -top -symbolize=none "$WORK/$name.pb.gz" 2>/dev/null | sed -n 6,14p; }
