@@ -11,12 +11,15 @@
  * sequence lock like a bucket.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "attach/source/segment.h"
 #include "common/vmread.h"
@@ -25,6 +28,57 @@
 int segment_read_process(void *ctx, uint64_t addr, void *buf, size_t n)
 {
 	return vm_read_bounded((pid_t)(intptr_t)ctx, addr, buf, n);
+}
+
+int segment_hold(struct segment_held *h, pid_t pid, uint64_t addr, uint64_t len)
+{
+	char p[96];
+	struct stat st;
+
+	h->fd = -1;
+	h->start = addr;
+	h->len = len;
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)addr,
+		 (unsigned long long)(addr + len));
+	/* A mapped file is never a FIFO or a device the target chose: still, only a regular one. */
+	h->fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (h->fd < 0)
+		return -1;
+	if (fstat(h->fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < len) {
+		segment_unhold(h);
+		return -1;
+	}
+	return 0;
+}
+
+void segment_unhold(struct segment_held *h)
+{
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
+}
+
+int segment_read_held(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	const struct segment_held *h = ctx;
+	size_t got = 0;
+	ssize_t r;
+
+	if (h->fd < 0 || addr < h->start || addr - h->start > h->len || n > h->len - (addr - h->start)) {
+		errno = EFAULT;
+		return -1;
+	}
+	while (got < n) {
+		r = pread(h->fd, (char *)buf + got, n - got, (off_t)(addr - h->start + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			errno = EFAULT; /* shrunk under us: the target's own doing */
+			return -1;
+		}
+		got += (size_t)r;
+	}
+	return 0;
 }
 
 int segment_find(pid_t pid, uint64_t *addr, uint64_t *len)

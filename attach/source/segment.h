@@ -179,4 +179,27 @@ int segment_find(pid_t pid, uint64_t *addr, uint64_t *len);
 /* A segment_read_fn reading process (pid_t)(intptr_t)ctx with process_vm_readv. */
 int segment_read_process(void *ctx, uint64_t addr, void *buf, size_t n);
 
+/*
+ * A segment held through a descriptor of its memfd, which outlives the
+ * process: what it had at its exit can still be read. start and len are
+ * where the process mapped it.
+ */
+struct segment_held {
+	int fd;
+	uint64_t start, len;
+};
+
+/*
+ * Open the memfd behind [addr, addr + len) of pid through
+ * /proc/PID/map_files (root, CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE): a
+ * regular file at least len long, read-only. 0, or -1 (h->fd is -1).
+ */
+int segment_hold(struct segment_held *h, pid_t pid, uint64_t addr, uint64_t len);
+
+/* Close what segment_hold() opened (safe on a failed or released one). */
+void segment_unhold(struct segment_held *h);
+
+/* A segment_read_fn reading a held segment (ctx: struct segment_held *) with pread. */
+int segment_read_held(void *ctx, uint64_t addr, void *buf, size_t n);
+
 #endif

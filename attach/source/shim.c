@@ -340,9 +340,13 @@ static const struct seg_header *members_header(const struct members *ms)
 	return NULL;
 }
 
-/* Each member's buckets into prof, through a recorder of its own. */
+/*
+ * Each member's buckets into prof, through a recorder of its own; rec0,
+ * when not NULL, is the first member's, made before the window (its
+ * address space read while the process lived). Frees rec0.
+ */
 static int members_record(const struct capture_req *q, struct members *ms, struct profile *prof,
-			  struct capture_report *rep)
+			  struct capture_report *rep, struct recorder *rec0)
 {
 	struct profile_label_in l[2] = { { "pid", NULL, 0, NULL }, { "process", NULL, 0, NULL } };
 	struct labelsrc_keys *keys = calloc(1, sizeof(*keys));
@@ -356,11 +360,14 @@ static int members_record(const struct capture_req *q, struct members *ms, struc
 
 		if (!(q->duration_given ? m->have_b : m->have_a))
 			continue;
-		rec = recorder_new(prof, m->t.pid, SEG_MAX_FRAMES);
+		rec = i == 0 && rec0 ? rec0 : recorder_new(prof, m->t.pid, SEG_MAX_FRAMES);
+		if (i == 0)
+			rec0 = NULL;
 		if (!rec) {
 			if (i > 0)
 				continue; /* a descendant gone meanwhile */
 			target_attach_error(&m->t, errno == ENOENT ? ESRCH : EPERM);
+			recorder_free(rec0);
 			free(keys);
 			return EXIT_ATTACH;
 		}
@@ -395,8 +402,68 @@ static int members_record(const struct capture_req *q, struct members *ms, struc
 				(int)m->t.pid, (unsigned long long)now->h.dropped);
 		recorder_free(rec);
 	}
+	recorder_free(rec0);
 	free(keys);
 	return EXIT_OK;
+}
+
+#define REREAD_NS 250000000ull /* without a held segment, copy it this often during the window */
+
+/* Copy m's segment into m->b, replacing an earlier copy only on success. 0 or -1. */
+static int member_copy_b(struct member *m, segment_read_fn *read, void *ctx)
+{
+	struct seg_copy c;
+	char why[256];
+
+	memset(&c, 0, sizeof(c));
+	if (segment_copy(&c, read, ctx, m->addr, m->len, why, sizeof(why)) < 0) {
+		segment_release(&c);
+		return -1;
+	}
+	segment_release(&m->b);
+	m->b = c;
+	m->have_b = 1;
+	return 0;
+}
+
+/*
+ * The window of the root member m: wait until the deadline, a stop signal
+ * or its exit. Its segment is held (segment_hold) so that a process that
+ * exits meanwhile (a compiler run, a job) still has its profile: what the
+ * segment had at its exit, read after it. Where the segment cannot be held
+ * (no CAP_SYS_ADMIN for map_files), it is copied every REREAD_NS, and the
+ * last copy stands. Returns capture_wait()'s result; on exit, m->have_b
+ * says whether a copy was had, and *age_ns how old it is (0: at the exit).
+ */
+static int window_wait(const struct capture_req *q, struct member *m, int *stop_signal,
+		       uint64_t *age_ns)
+{
+	struct segment_held held = { -1, 0, 0 };
+	uint64_t deadline = clock_mono_ns() + q->duration_ns, now, last = 0;
+	int r, hold = 0;
+
+	if (m->have_a)
+		hold = segment_hold(&held, m->t.pid, m->addr, m->len) == 0;
+	for (;;) {
+		now = clock_mono_ns();
+		r = capture_wait(m->t.pid, -1,
+				 hold || !m->have_a || deadline - now <= REREAD_NS ? deadline
+										: now + REREAD_NS,
+				 stop_signal);
+		if (r != 0 || clock_mono_ns() >= deadline)
+			break;
+		if (member_copy_b(m, segment_read_process, (void *)(intptr_t)m->t.pid) == 0)
+			last = clock_mono_ns();
+	}
+	if (r == 2) {
+		*age_ns = 0;
+		if (hold && member_copy_b(m, segment_read_held, &held) == 0)
+			last = 0;
+		else if (m->have_b)
+			*age_ns = clock_mono_ns() - last;
+	}
+	segment_unhold(&held);
+	return r;
 }
 
 static int capture_segment(const struct capture_req *q, struct profile **out,
@@ -408,7 +475,8 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 	const struct seg_header *h;
 	struct profile *prof = NULL;
 	char shim[PATH_MAX];
-	uint64_t t0;
+	struct recorder *rec0 = NULL;
+	uint64_t t0, age = 0;
 	int i, r, code = EXIT_INTERNAL, found = 0;
 
 	*out = NULL;
@@ -444,21 +512,46 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 		rep->processes = (uint64_t)ms->n;
 	}
 	if (q->duration_given) {
+		/*
+		 * The first member's address space is read now, while it lives:
+		 * if it exits during the window, its stacks are still named.
+		 */
+		if (ms->m[0].have_a) {
+			prof = profile_new();
+			if (!prof || capture_declare(q, prof, q->view->period(&ms->m[0].a.h)) < 0) {
+				error("out of memory");
+				code = EXIT_INTERNAL;
+				goto err;
+			}
+			rec0 = recorder_new(prof, t->pid, SEG_MAX_FRAMES);
+		}
 		if (!q->quiet)
 			note("profiling %d (%s)%s: %s %s during the next %.3gs", (int)t->pid, t->comm,
 			     q->children ? " and its descendants" : "", q->what, q->view->window,
 			     (double)q->duration_ns / 1e9);
-		r = capture_wait(t->pid, -1, clock_mono_ns() + q->duration_ns, &rep->stop_signal);
-		if (r == 2) {
-			error("%d (%s) exited during the window; what it %s over it is lost",
+		r = window_wait(q, &ms->m[0], &rep->stop_signal, &age);
+		if (r == 2 && !ms->m[0].have_b) {
+			error("%d (%s) exited during the window; what it %s over it is lost (its "
+			      "segment could not be held: that takes root)",
 			      (int)t->pid, t->comm, q->view->window);
 			code = EXIT_GONE;
 			goto err;
 		}
-		if (ms->m[0].have_a &&
-		    (code = copy_segment(t, ms->m[0].addr, ms->m[0].len, &ms->m[0].b)) != EXIT_OK)
-			goto err;
-		ms->m[0].have_b = ms->m[0].have_a;
+		if (r == 2) {
+			/* What its segment had at the exit (or at the last copy): written, exit 5. */
+			rep->gone = 1;
+			if (age && !q->quiet)
+				note("%d (%s) exited; its profile is the last copy of its segment, %.0f ms "
+				     "before the exit", (int)t->pid, t->comm, (double)age / 1e6);
+		} else {
+			segment_release(&ms->m[0].b); /* a copy made during the window, if any */
+			memset(&ms->m[0].b, 0, sizeof(ms->m[0].b));
+			ms->m[0].have_b = 0;
+			if (ms->m[0].have_a &&
+			    (code = copy_segment(t, ms->m[0].addr, ms->m[0].len, &ms->m[0].b)) != EXIT_OK)
+				goto err;
+			ms->m[0].have_b = ms->m[0].have_a;
+		}
 		for (i = 1; i < ms->n; i++)
 			if (ms->m[i].have_a)
 				ms->m[i].have_b =
@@ -474,12 +567,15 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 	}
 	code = EXIT_INTERNAL;
 	h = members_header(ms);
-	prof = profile_new();
-	if (!prof || capture_declare(q, prof, q->view->period(h ? h : &none)) < 0) {
+	if (!prof)
+		prof = profile_new();
+	if (!prof || (!rec0 && capture_declare(q, prof, q->view->period(h ? h : &none)) < 0)) {
 		error("out of memory");
 		goto err;
 	}
-	if ((code = members_record(q, ms, prof, rep)) != EXIT_OK)
+	code = members_record(q, ms, prof, rep, rec0);
+	rec0 = NULL;
+	if (code != EXIT_OK)
 		goto err;
 	if (q->children && ms->without && !q->quiet)
 		note("%d of %d descendants of %d have no libcprof.so (or could not be read): "
@@ -497,6 +593,7 @@ done:
 err:
 	if (code == EXIT_GONE && !rep->samples)
 		error("%d (%s) exited before its profile could be read", (int)t->pid, t->comm);
+	recorder_free(rec0);
 	profile_free(prof);
 	members_release(ms);
 	free(ms);
