@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "attach/source/segment.h"
+#include "common/troot.h"
 #include "common/vmread.h"
 #include "unwind/maps.h"
 
@@ -33,15 +34,21 @@ int segment_read_process(void *ctx, uint64_t addr, void *buf, size_t n)
 int segment_hold(struct segment_held *h, pid_t pid, uint64_t addr, uint64_t len)
 {
 	char p[96];
+	const char *why = NULL;
 	struct stat st;
+	int mf;
 
 	h->fd = -1;
 	h->start = addr;
 	h->len = len;
 	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)addr,
 		 (unsigned long long)(addr + len));
-	/* A mapped file is never a FIFO or a device the target chose: still, only a regular one. */
-	h->fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* The type checked before any open for reading: a device the target mapped is never opened. */
+	mf = open(p, O_PATH | O_CLOEXEC);
+	if (mf < 0)
+		return -1;
+	h->fd = troot_reopen(mf, &why);
+	close(mf);
 	if (h->fd < 0)
 		return -1;
 	if (fstat(h->fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < len) {
