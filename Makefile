@@ -74,6 +74,10 @@ TARGET_BIN += $(FP_TARGETS:%=$(B)/tests/targets/%-fp)
 # .eh_frame), non-PIE and static-PIE.
 STATIC_TARGETS := stacks pltspin
 TARGET_BIN += $(STATIC_TARGETS:%=$(B)/tests/targets/%-static) $(STATIC_TARGETS:%=$(B)/tests/targets/%-static-pie)
+# Non-PIE builds (-fno-pie -no-pie): a program that takes malloc's address
+# has a canonical PLT entry for it.
+NOPIE_TARGETS := shortjob
+TARGET_BIN += $(NOPIE_TARGETS:%=$(B)/tests/targets/%-nopie)
 # ... and a build whose own functions have CFI only in .debug_frame
 # (-fno-asynchronous-unwind-tables -g), as some embedded and kernel-style
 # builds do: their .eh_frame_hdr covers only the C runtime's start files.
@@ -178,6 +182,10 @@ $(B)/tests/targets/%-static: tests/targets/%.c
 $(B)/tests/targets/%-static-pie: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -fPIE -static-pie -o $@ $< -lm
+
+$(B)/tests/targets/%-nopie: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -fno-pie -no-pie -o $@ $< -lm
 
 $(B)/tests/targets/%-debugframe: tests/targets/%.c
 	@mkdir -p $(dir $@)

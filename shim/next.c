@@ -10,7 +10,9 @@
 #include "shim/next.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -227,6 +229,61 @@ static void *next_base(void *f, const char **name)
 	return info.dli_fbase;
 }
 
+/*
+ * Whether def, the address dlsym(RTLD_DEFAULT, name) gave, is a non-PIE
+ * executable's canonical PLT entry rather than a definition: a program
+ * that takes the function's address (a table of allocators) has it as an
+ * undefined dynamic symbol with the stub's address as its value, which
+ * dlsym returns, although the stub jumps to the real first definition
+ * (ours). Read from the main program's own GNU hash table, in memory,
+ * with no allocation; where it has none, 0 (a definition).
+ */
+static int next_placeholder(void *def, const char *name)
+{
+	const ElfW(Sym) *symtab = NULL, *sym;
+	const char *strtab = NULL;
+	const uint32_t *gh = NULL, *buckets, *chain;
+	const ElfW(Addr) *bloom;
+	const ElfW(Dyn) *d;
+	struct link_map *lm = NULL;
+	uint32_t h = 5381, nb, off, i, steps;
+	Dl_info info;
+	const unsigned char *c;
+
+	/* The main program only: non-PIE (its dynamic entries are addresses as they stand). */
+	if (!dladdr1(def, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !lm->l_ld ||
+	    (lm->l_name && lm->l_name[0]) || lm->l_addr != 0)
+		return 0;
+	for (d = lm->l_ld, steps = 0; d->d_tag != DT_NULL && steps < 4096; d++, steps++) {
+		if (d->d_tag == DT_SYMTAB)
+			symtab = (const ElfW(Sym) *)d->d_un.d_ptr;
+		else if (d->d_tag == DT_STRTAB)
+			strtab = (const char *)d->d_un.d_ptr;
+		else if (d->d_tag == DT_GNU_HASH)
+			gh = (const uint32_t *)d->d_un.d_ptr;
+	}
+	if (!symtab || !strtab || !gh || gh[0] == 0)
+		return 0;
+	for (c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	nb = gh[0];
+	off = gh[1];
+	bloom = (const ElfW(Addr) *)(gh + 4);
+	buckets = (const uint32_t *)(bloom + gh[2]);
+	chain = buckets + nb;
+	i = buckets[h % nb];
+	if (i < off)
+		return 0;
+	for (steps = 0; steps < (1u << 20); i++, steps++) {
+		sym = &symtab[i];
+		if ((chain[i - off] | 1) == (h | 1) && strcmp(strtab + sym->st_name, name) == 0)
+			return sym->st_shndx == SHN_UNDEF && (void *)sym->st_value == def;
+		if (chain[i - off] & 1)
+			break;
+	}
+	return 0;
+}
+
 static const char *next_basename(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -281,7 +338,7 @@ static void next_lookup(void)
 	if (m == NULL || base == NULL) {
 		snprintf(next_why_v, sizeof(next_why_v), "no malloc found after libcprof.so");
 		kind = NEXT_PASS;
-	} else if (next_base(def, NULL) != self) {
+	} else if (next_base(def, NULL) != self && !next_placeholder(def, "malloc")) {
 		(void)next_base(def, &oname);
 		snprintf(next_why_v, sizeof(next_why_v),
 			 "malloc is defined by %s, ahead of libcprof.so", oname);
