@@ -253,6 +253,34 @@ static int json_label_keys(struct buf *b, const struct profile *prof)
 	return r ? r : buf_printf(b, "]");
 }
 
+/*
+ * ,"stacks":N,"truncated":N,"partial_stacks":N,"partial_by_cause":{...}:
+ * the stacks' completeness, apart from "partial" (the capture's: the
+ * process went away during it). 0 or -1.
+ */
+static int json_stacks(struct buf *b, const struct record_stats *rec)
+{
+	const char *sep = "";
+	unsigned c;
+	int r;
+
+	r = buf_printf(b, ",\"stacks\":%llu,\"truncated\":%llu,\"partial_stacks\":%llu,"
+		       "\"partial_by_cause\":{",
+		       (unsigned long long)rec->stacks, (unsigned long long)rec->truncated,
+		       (unsigned long long)rec->partial);
+	for (c = 1; r == 0 && c < UNWIND_NCAUSES; c++) {
+		if (!rec->partial_by[c])
+			continue;
+		r = buf_printf(b, "%s", sep);
+		if (r == 0)
+			r = buf_quote(b, unwind_cause_name(c), 1);
+		if (r == 0)
+			r = buf_printf(b, ":%llu", (unsigned long long)rec->partial_by[c]);
+		sep = ",";
+	}
+	return r == 0 ? buf_printf(b, "}") : r;
+}
+
 int report_json_fd(const struct options *o)
 {
 	return o->output && !strcmp(o->output, "-") ? STDERR_FILENO : STDOUT_FILENO;
@@ -279,6 +307,8 @@ int report_json_open(const struct options *o, const struct target *t,
 			       (double)rep->duration_ns / 1e9, (unsigned long long)rep->threads,
 			       (unsigned long long)rep->start_real_ns,
 			       rep->gone || rep->execed ? "true" : "false");
+	if (r == 0)
+		r = json_stacks(b, &rep->rec);
 	if (r == 0 && rep->sampler) {
 		r = buf_printf(b, ",\"sampler\":\"%s\",\"sampler_reason\":", rep->sampler);
 		if (r == 0)

@@ -29,5 +29,26 @@ check "the sleeping main thread is complete" \
 		END { exit !(n > 0 && bad == 0) }' <("$PBDUMP" "$WORK/w.pb.gz")
 check "--stats counts partial stacks by cause" \
 	grep -qE '^cprof-attach: stats: partial stacks by cause: .*code outside every object [0-9]+.*no unwind info [0-9]+|no unwind info [0-9]+.*code outside every object [0-9]+' "$WORK/stats"
+
+# --summary json counts them too, by cause, apart from "partial" (the
+# capture's own: the process did not go away).
+"$ATTACH" -p "$TPID" -t wall -d 1s -o "$WORK/j.pb.gz" -q --summary json >"$WORK/summary.json" ||
+	fail "wall capture with --summary json failed"
+cat "$WORK/summary.json"
+if command -v python3 >/dev/null; then
+	check "--summary json: partial_stacks by cause, summing to the total, and the capture not partial" \
+		python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+by = o["partial_by_cause"]
+assert o["partial"] is False, o
+assert o["stacks"] >= o["partial_stacks"] > 0, o
+assert by.get("no unwind info", 0) > 0 and by.get("code outside every object", 0) > 0, o
+assert sum(by.values()) == o["partial_stacks"], o
+assert o["truncated"] == 0, o
+' "$WORK/summary.json"
+else
+	fail "python3 is needed to check the JSON summary"
+fi
 check "target never left stopped" not_stopped "$TPID"
 finish
