@@ -22,7 +22,8 @@
 
 #define JSON_MAX_KEYS 64 /* label keys listed; a program may invent more, which are cut */
 
-void report_written(const struct options *o, const struct capture_report *rep, const char *path)
+void report_written(const struct options *o, const struct capture_report *rep, const char *path,
+		    const struct profile *prof)
 {
 	const char *where = o->output && !strcmp(o->output, "-") ? "the profile to standard output"
 			    : path ? path : "the profile to the push spool";
@@ -46,6 +47,14 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 	else
 		note("wrote %s: %llu stacks%s", where, (unsigned long long)rep->samples,
 		     o->duration_given ? ", the change over the window" : "");
+	/* Collapsed stacks carry bare numbers: say what they count. */
+	if (prof && o->format->bit == FORMAT_FOLDED) {
+		const struct profile_value_type *vt = profile_sample_types(prof);
+		size_t v = top_default_value(prof);
+
+		note("its values are %s in %s", profile_string(prof, vt[v].type),
+		     profile_string(prof, vt[v].unit));
+	}
 }
 
 /* "partial stacks by cause: no unwind info 12, stack not copied 1" */

@@ -22,8 +22,9 @@ struct target;
 struct profile;
 struct buf;
 
-/* "wrote PATH: N samples from M threads over Ss" (unless quiet). */
-void report_written(const struct options *o, const struct capture_report *rep, const char *path);
+/* "wrote PATH: N samples from M threads over Ss" (unless quiet); for folded output, the values' type and unit (prof may be NULL). */
+void report_written(const struct options *o, const struct capture_report *rep, const char *path,
+		    const struct profile *prof);
 
 /* The --stats lines. */
 void report_stats(const struct capture_report *rep);

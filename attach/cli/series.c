@@ -123,7 +123,7 @@ static int series_one(const struct options *o, const struct target *t, struct de
 		target_lost_access(t);
 		code = EXIT_PARTIAL;
 	}
-	report_written(o, rep, path);
+	report_written(o, rep, path, prof);
 	if (!o->quiet && o->format->bit == FORMAT_PPROF && (o->top || isatty(STDERR_FILENO)))
 		report_top(prof, TOP_N);
 done:

@@ -66,6 +66,9 @@ check "every non-leaf address is a call site (return address - 1)" [ "$bad" = 0 
 check "folded: written" [ -s "$WORK/p.folded" ]
 check "folded: every line matches ^(.*)\\s+(\\d+)\$" sh -c "! grep -vP '^(.*)\\s+(\\d+)\$' '$WORK/p.folded' | grep -q ."
 check "folded: the hot function is there, root first" grep -qE '^clone3;start_thread;.*;cmp_slow [0-9]+$' "$WORK/p.folded"
+# Collapsed stacks carry bare numbers: cprof-attach says what they count.
+"$ATTACH" -p "$TPID" -d 1s -t wall --format folded -o "$WORK/u.folded" 2>"$WORK/u.err"
+check "folded: says its values are wall nanoseconds" grep -q 'its values are wall in nanoseconds$' "$WORK/u.err"
 # Grouped by labels: every stack under its thread's name and state, the
 # names the target's own; the summary lists the label keys the samples carry.
 "$ATTACH" -p "$TPID" -d 1s -t wall --format folded --group-by thread,state -o "$WORK/g.folded" \
