@@ -79,6 +79,17 @@ static const char *label_str(const struct profile *p, const struct profile_sampl
 	return NULL;
 }
 
+/* A numeric label's value, or -1 when the sample has none. */
+static int64_t label_num(const struct profile *p, const struct profile_sample *s, const char *key)
+{
+	size_t j;
+
+	for (j = 0; j < s->nlabels; j++)
+		if (!s->labels[j].str && !strcmp(profile_string(p, s->labels[j].key), key))
+			return s->labels[j].num;
+	return -1;
+}
+
 static const struct profile *label_profile; /* for by_key; text output is single-threaded */
 
 static int by_key(const void *a, const void *b)
@@ -317,9 +328,10 @@ int text_write_dump(const struct profile *p, const char *title, struct buf *out)
 {
 	const struct profile_location *loc;
 	const struct profile_mapping *m;
-	const char *name, *state, *sc;
+	const char *name, *state, *sc, *proc;
 	struct order *o;
 	size_t n, i, j, k, frame;
+	int64_t pid;
 	int r;
 
 	o = sorted(p, "tid", 0, by_tid, &n);
@@ -339,6 +351,14 @@ int text_write_dump(const struct profile *p, const char *title, struct buf *out)
 		r = r ? r : sanitize_buf(out, state ? state : "");
 		r = r ? r : buf_puts(out, sc ? " in " : "");
 		r = r ? r : sanitize_buf(out, sc ? sc : "");
+		/* A process family's dump (--children): which process the thread is in. */
+		pid = label_num(p, s, "pid");
+		proc = label_str(p, s, "process");
+		if (r == 0 && pid >= 0) {
+			r = buf_printf(out, ", process %" PRId64 " \"", pid);
+			r = r ? r : sanitize_buf(out, proc ? proc : "?");
+			r = r ? r : buf_puts(out, "\"");
+		}
 		r = r ? r : buf_puts(out, "\n");
 		if (r == 0)
 			r = put_program_labels(out, p, s);

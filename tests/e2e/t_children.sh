@@ -70,6 +70,11 @@ check "the summary counts the processes" grep -q "in [3-9] processes" "$WORK/kid
 
 "$ATTACH" -p "$TPID" -t threads --children --format dump -o "$WORK/threads.txt" -q
 check "--children threads snapshot: the workers' stacks are in it" grep -q "worker_wait\|worker_work" "$WORK/threads.txt"
+# Each thread says which process it is in: the master's own thread, and every worker's.
+check "--children dump: each thread names its process" \
+	awk -v m="$TPID" -v ws=" $(workers | tr '\n' ' ') " '/^thread / { n++; if (!match($0, /, process [0-9]+ "/)) bad++
+		p = substr($0, RSTART + 10, RLENGTH - 12); if (p == m) master++; else if (index(ws, " " p " ")) w++ }
+		END { exit !(n > 0 && !bad && master > 0 && w > 0) }' "$WORK/threads.txt"
 check "target left running" not_stopped "$TPID"
 for p in $(workers); do [ -d /proc/"$p" ] && not_stopped "$p"; done
 kill "$TPID"
