@@ -43,6 +43,39 @@ size_t top_default_value(const struct profile *p)
 	return n ? n - 1 : 0;
 }
 
+const char *top_short_name(const char *name, char *out, size_t cap)
+{
+	static const char *const quals[] = { " const", " volatile", " &&", " &", " noexcept" };
+	size_t n = strlen(name), end, q;
+	int depth = 0, cut;
+
+	/* Trailing qualifiers of a member function, then its parameter list. */
+	do {
+		cut = 0;
+		for (q = 0; q < sizeof(quals) / sizeof(quals[0]); q++) {
+			size_t l = strlen(quals[q]);
+
+			if (n > l && !strncmp(name + n - l, quals[q], l)) {
+				n -= l;
+				cut = 1;
+			}
+		}
+	} while (cut);
+	if (n < 2 || name[n - 1] != ')')
+		return name;
+	for (end = n; end-- > 0;) {
+		depth += name[end] == ')' ? 1 : name[end] == '(' ? -1 : 0;
+		if (depth == 0)
+			break;
+	}
+	/* Unbalanced, or a name that is all parameter list: left whole. */
+	if (depth != 0 || end == 0 || end + 1 > cap)
+		return name;
+	memcpy(out, name, end);
+	out[end] = 0;
+	return out;
+}
+
 static int put_value(struct buf *out, int64_t v, const char *unit)
 {
 	double d = (double)v;
@@ -66,6 +99,7 @@ static int put_value(struct buf *out, int64_t v, const char *unit)
 
 int top_write(const struct profile *p, size_t value, size_t n, struct buf *out)
 {
+	char shortname[1024];
 	const struct profile_sample *s;
 	const struct profile_location *loc;
 	const struct profile_function *fns;
@@ -122,7 +156,8 @@ int top_write(const struct profile *p, size_t value, size_t n, struct buf *out)
 			r = buf_printf(out, "%6.2f%%  ", total ? 100.0 * t[i].cum / total : 0);
 		/* A name is the target's to choose: its control bytes are escaped (a terminal reads this). */
 		if (r == 0 && t[i].id <= nf)
-			r = sanitize_buf(out, profile_string(p, fns[t[i].id - 1].name));
+			r = sanitize_buf(out, top_short_name(profile_string(p, fns[t[i].id - 1].name),
+							     shortname, sizeof(shortname)));
 		if (r == 0 && t[i].id <= nf)
 			r = buf_puts(out, "\n");
 		else if (r == 0)

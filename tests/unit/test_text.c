@@ -328,6 +328,31 @@ static void test_heap_form(void **state)
 	profile_free(p);
 }
 
+/* The top view shows C++ names without their parameter lists; others as they are. */
+static void test_top_short_names(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "main", "main" },
+		{ "ns::f(int, char const*)", "ns::f" },
+		{ "ns::C::get() const", "ns::C::get" },
+		{ "ns::C::move() &&", "ns::C::move" },
+		{ "Foo::operator()(int)", "Foo::operator()" },
+		{ "std::function<void (int)>::operator()(int) const", "std::function<void (int)>::operator()" },
+		{ "(anonymous namespace)::worker(void*)", "(anonymous namespace)::worker" },
+		{ "f(int", "f(int" },                 /* unbalanced: whole */
+		{ "(int)", "(int)" },                 /* all parameter list: whole */
+		{ "[partial: no unwind info]", "[partial: no unwind info]" },
+	};
+	char out[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_string_equal(top_short_name(cases[i][0], out, sizeof(out)), cases[i][1]);
+	/* Longer than the room given: whole. */
+	assert_string_equal(top_short_name("averyveryverylongname(int)", out, 8), "averyveryverylongname(int)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +364,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_escaped_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_form, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_top_unnamed, setup, teardown),
+		cmocka_unit_test(test_top_short_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
