@@ -22,7 +22,7 @@ check "code without CFI: [partial: no unwind info] above its frame" \
 check "code outside every object: [partial: code outside every object] above its address" \
 	only jitspin '^[[]partial: code outside every object[]];0x[0-9a-f]+$'
 # By tid: a thread caught in its first instructions, in clone3 before its
-# name is set, is also "nocfi" (and partial: clone3's parent CFI there).
+# name is set, is also "nocfi" (its first instant: clone3 alone, whole).
 check "the sleeping main thread is complete" \
 	awk -v t="tid=$TPID" '/^sample / && ($0 ~ (t "( |;|$)")) { n++; s = $0; sub(/.* stack /, "", s)
 		if (s !~ /^_start;__libc_start_main;__libc_start_call_main;main;(__nanosleep;)?clock_nanosleep$/) bad++ }
