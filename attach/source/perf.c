@@ -582,8 +582,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	c.lab = labelsrc_new(c.pid);
 	if (!c.rec) {
 		if (errno == EACCES || errno == EPERM || errno == ESRCH || errno == ENOENT) {
-			target_attach_error(q->t, errno == ENOENT ? ESRCH : EPERM);
-			code = EXIT_ATTACH;
+			code = capture_begin_failed(q->t, errno == ENOENT ? ESRCH : EPERM);
 		} else {
 			error_errno("cannot read the memory map of %d", (int)c.pid);
 		}
@@ -604,6 +603,12 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		note("profiling %d (%s): %s for %.3gs at %.0f Hz%s%s", (int)c.pid, c.comm, q->what,
 		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
 		     q->how ? q->how : "");
+	/*
+	 * The program now, before the wait-cost measurement (tens of ms): an
+	 * exec meanwhile is then seen by the window's checks (an exec 300 ms
+	 * in, under ASan, went unseen: 0 samples, exit 0).
+	 */
+	target_exec_id(c.pid, &c.exe_ino, &c.start_code);
 	/* Measured before the events are enabled: a few ms of futex wakes (waitcost.h). */
 	if (a->scope != PERF_SCOPE_TASK) {
 		c.wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();
@@ -611,7 +616,6 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		c.jitter = (clock_mono_ns() ^ ((uint64_t)c.pid << 32)) | 1;
 	}
 	settle_read_clocks(c.pid, &cpu0, &slices0); /* before the process clock: the live share is not overstated */
-	target_exec_id(c.pid, &c.exe_ino, &c.start_code);
 	/*
 	 * The rings must be read before they fill, also when the target keeps
 	 * every CPU busy (t_cpu_crowd: 20 runnable threads on 2 CPUs, and the

@@ -198,7 +198,13 @@ static void held_push(struct held *h, struct snapshot *s)
 	h->tail = s;
 }
 
-/* The oldest held snapshot if it may be taken now (all: force), else NULL. */
+/*
+ * The oldest held snapshot if it may be taken now, else NULL. At the end
+ * (force) every one is, after one more read of the labels if its time is
+ * past the last: a thread dump's snapshots all came after the read its
+ * start made, and under ASan the workers' labels, set after it, were
+ * missing (0 of 4).
+ */
 static struct snapshot *held_pop(struct held *h, const struct recorders *rs, int force)
 {
 	struct snapshot *s = h->head;
@@ -206,11 +212,14 @@ static struct snapshot *held_pop(struct held *h, const struct recorders *rs, int
 
 	if (!s)
 		return NULL;
-	if (!force && s->tid) {
+	if (s->tid) {
 		for (i = 0; i < rs->n && rs->pid[i] != s->pid; i++)
 			;
-		if (i < rs->n && !labelsrc_ready(rs->lab[i], s->time_ns))
-			return NULL;
+		if (i < rs->n && !labelsrc_ready(rs->lab[i], s->time_ns)) {
+			if (!force)
+				return NULL;
+			labelsrc_sync(rs->lab[i]);
+		}
 	}
 	h->head = s->next;
 	if (!h->head)
@@ -314,8 +323,7 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	rec = recorder_new(prof, t->pid, RECORD_MAX_DEPTH);
 	if (!rec) {
 		if (errno == EACCES || errno == EPERM || errno == ESRCH || errno == ENOENT) {
-			target_attach_error(t, errno == ENOENT ? ESRCH : EPERM);
-			code = EXIT_ATTACH;
+			code = capture_begin_failed(t, errno == ENOENT ? ESRCH : EPERM);
 		} else {
 			error_errno("cannot read the memory map of %d", (int)t->pid);
 		}
@@ -440,8 +448,8 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 		goto err;
 	}
 	if (rep->sm.attach_errno) {
-		target_attach_error(t, rep->sm.attach_errno);
-		code = EXIT_ATTACH;
+		code = capture_begin_failed(t, rep->sm.attach_errno);
+		rep->gone = code == EXIT_GONE;
 		goto err;
 	}
 	rep->ptrace = 1;

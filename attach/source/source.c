@@ -12,7 +12,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach/engine/target.h"
 #include "attach/source/source.h"
+#include "common/err.h"
+#include "common/exitcode.h"
 #include "common/proc.h"
 #include "common/watchdog.h"
 #include "model/profile.h"
@@ -184,4 +187,15 @@ int capture_wait(pid_t pid, int sigfd, uint64_t until, int *sig)
 	if (pfd[1].fd >= 0)
 		close(pfd[1].fd);
 	return r;
+}
+
+int capture_begin_failed(const struct target *t, int e)
+{
+	if (e == ESRCH || e == ENOENT || target_exited(t->pid)) {
+		error("%d (%s) exited before anything was captured; no profile written", (int)t->pid,
+		      t->comm);
+		return EXIT_GONE;
+	}
+	target_attach_error(t, e);
+	return EXIT_ATTACH;
 }

@@ -143,6 +143,16 @@ void capture_line_cache_free(struct linecache *c);
 /* Declare r's sample types, period type (with period) and default type in prof. 0 or -1. */
 int capture_declare(const struct capture_req *r, struct profile *prof, int64_t period);
 
+/*
+ * A capture could not begin on t for errno e: a process that exited
+ * meanwhile (ESRCH, ENOENT, or gone now) is EXIT_GONE ("exited before
+ * anything was captured": not a refusal, and a short-lived job's normal
+ * end); anything else target_attach_error()'s message and EXIT_ATTACH.
+ * The message is printed; the exit code returned.
+ */
+struct target;
+int capture_begin_failed(const struct target *t, int e);
+
 /* cprof-attach's own CPU time so far, in seconds. */
 double capture_self_cpu(void);
 
