@@ -573,6 +573,14 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	c.comm = q->t->comm;
 	c.st = &rep->pf;
 	c.labels = q->labels;
+	/*
+	 * The program first, as near as can be to the read of its name: an
+	 * exec before the events are enabled (the maps, the rings and the
+	 * wait-cost measurement take tens of ms, more under ASan) is then
+	 * seen by the window's checks; read later, an exec 300 ms in went
+	 * unseen (0 samples, exit 0).
+	 */
+	target_exec_id(c.pid, &c.exe_ino, &c.start_code);
 	prof = profile_new();
 	if (!prof || capture_declare(q, prof, (int64_t)q->period_ns) < 0) {
 		error("out of memory");
@@ -603,12 +611,6 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		note("profiling %d (%s): %s for %.3gs at %.0f Hz%s%s", (int)c.pid, c.comm, q->what,
 		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
 		     q->how ? q->how : "");
-	/*
-	 * The program now, before the wait-cost measurement (tens of ms): an
-	 * exec meanwhile is then seen by the window's checks (an exec 300 ms
-	 * in, under ASan, went unseen: 0 samples, exit 0).
-	 */
-	target_exec_id(c.pid, &c.exe_ino, &c.start_code);
 	/* Measured before the events are enabled: a few ms of futex wakes (waitcost.h). */
 	if (a->scope != PERF_SCOPE_TASK) {
 		c.wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();

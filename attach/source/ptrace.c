@@ -199,11 +199,10 @@ static void held_push(struct held *h, struct snapshot *s)
 }
 
 /*
- * The oldest held snapshot if it may be taken now, else NULL. At the end
- * (force) every one is, after one more read of the labels if its time is
- * past the last: a thread dump's snapshots all came after the read its
- * start made, and under ASan the workers' labels, set after it, were
- * missing (0 of 4).
+ * The oldest held snapshot if it may be taken now, else NULL. With force
+ * (the end, or a one-shot snapshot) every one is, after one more read of
+ * the labels if its time is past the last: a thread dump's snapshots all
+ * came after the read its start made.
  */
 static struct snapshot *held_pop(struct held *h, const struct recorders *rs, int force)
 {
@@ -377,13 +376,16 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	 * still while the tracer runs. When the target keeps every CPU busy, a
 	 * consumer at the tracer's priority preempts it mid-pause (measured:
 	 * p50 pause 1.4 ms instead of 60 us on two CPUs), so the consumer
-	 * yields: nice 10 for this thread only.
+	 * yields: nice 10 for this thread only. Not for a snapshot of every
+	 * thread, whose consumer reads the labels while the stops come
+	 * (below) and must get its turn then.
 	 */
 	errno = 0;
 	nice_was = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
 	if (errno)
 		nice_was = 0;
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	if (!(q->policy->flags & POLICY_ONCE))
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	t0 = shown = clock_mono_ns();
 	for (;;) {
 		if (fam_on && clock_mono_ns() - adopted >= ADOPT_NS) {
@@ -391,7 +393,18 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 			family_adopt(&fam);
 			adopted = clock_mono_ns();
 		}
-		if (held.head)
+		if (q->policy->flags & POLICY_ONCE) {
+			/*
+			 * A snapshot of every thread reads the labels every
+			 * millisecond while its stops come: a worker changes its
+			 * labels at every request, and by the time a stop's
+			 * snapshot was read (ASan: deferred stops, 145 ms) its
+			 * ring had moved on past the stop (1 of 4 labelled).
+			 */
+			snap = queue_pop_timed(&queue, 1, &closed);
+			for (int k = 0; k < recs->n; k++)
+				labelsrc_sync(recs->lab[k]);
+		} else if (held.head)
 			snap = queue_pop_timed(&queue, LABELSRC_MIN_MS, &closed);
 		else if (q->progress || fam_on)
 			snap = queue_pop_timed(&queue, 250, &closed);
@@ -411,8 +424,14 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 				(void)recorders_get(recs, prof, snap->pid);
 			held_push(&held, snap);
 		}
-		/* Those whose labels can be read; at the end, all. */
-		while ((snap = held_pop(&held, recs, closed)) != NULL) {
+		/*
+		 * Those whose labels can be read; at the end, all. A snapshot of
+		 * every thread (threads) reads them as soon as its stops come:
+		 * a worker changes its labels at every request, and a read 145
+		 * ms later (ASan's deferred stops) found its ring had moved on.
+		 */
+		while ((snap = held_pop(&held, recs,
+					closed || (q->policy->flags & POLICY_ONCE))) != NULL) {
 			r = snap->pid == t->pid ? rec : recorders_get(recs, prof, snap->pid);
 			if (r == rec && !q->children && snap->how == SNAP_MARKER && !snap->tid) {
 				short_ns += (uint64_t)snap->weight; /* settled at the end */
