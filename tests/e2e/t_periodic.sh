@@ -99,9 +99,14 @@ check "usage (2): --count without --every" [ $? = 2 ]
 check "usage (2): -d longer than --every" [ $? = 2 ]
 "$ATTACH" -p 2147483000 -d 1s 2>/dev/null
 check "cannot attach (3)" [ $? = 3 ]
+# A process that does nothing and exits: nothing captured (4), or, where
+# its exit costs CPU a tick can land in (10 ms on CI's PVM machines: the
+# page tables' teardown), that alone, with no user registers (5).
 sleep 0.3 &
 "$ATTACH" -p $! -d 5s -o "$WORK/gone.pb.gz" 2>/dev/null
-check "gone before anything was captured (4)" [ $? = 4 ]
+rc=$?
+check "gone before anything was captured (4), or only its exit captured (5) (got $rc)" \
+	sh -c "[ $rc = 4 ] || { [ $rc = 5 ] && ! '$PBDUMP' '$WORK/gone.pb.gz' | grep '^sample [0-9]' | grep -qv 'no user registers'; }"
 start_target ticker -t 2
 "$ATTACH" -p "$TPID" -d 500ms --every 1s -o "$WORK/out3-%n.pb.gz" --summary json -q >"$WORK/s3.json" 2>/dev/null
 rc=$?
