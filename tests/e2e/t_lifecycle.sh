@@ -12,6 +12,12 @@ tp=$TPID
 for sig in INT TERM; do
 	"$ATTACH" -p "$tp" -d 30s -o "$WORK/$sig.pb.gz" 2>"$WORK/$sig.err" &
 	ap=$!
+	# 1.5 s into the window, not into the attacher's start (ASan at load
+	# took 0.3 s and more before its window opened).
+	for _ in $(seq 1 200); do
+		grep -q "^cprof-attach: profiling" "$WORK/$sig.err" 2>/dev/null && break
+		sleep 0.05
+	done
 	sleep 1.5
 	kill -"$sig" "$ap"
 	t0=$(date +%s%N)
