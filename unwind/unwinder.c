@@ -334,49 +334,6 @@ static int recover_frame_pointer(struct unwinder *u, const struct thread_image *
 	return -1;
 }
 
-/*
- * A thread caught on a PLT-style stub (an indirect jump through memory)
- * that has no CFI: a static binary's .plt for its ifuncs has none. The
- * stub is entered by a call, or by a tail call's jump (static glibc jumps
- * to its memcpy stub from six places), and touches no register but the
- * pc, so the return address is the word at sp, and that is checked: it
- * must follow a call (a direct one to this stub, or to the function that
- * jumped here: which one is not known, so any direct call is taken). The
- * walk then goes on from the caller and must be complete. 0 when
- * recovered, else -1.
- */
-static int recover_stub_leaf(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
-			     uint8_t *sig, size_t max, struct walk *w)
-{
-	struct thread_image t = *img;
-	uint64_t pc = img->regs.r[DWARF_RIP], sp = img->regs.r[DWARF_RSP], ret, target;
-	const struct stack_region *r;
-	struct walk w2;
-	int k, kind;
-
-	if (w->n != 1 || max < 2 || !(img->regs.valid & (1u << DWARF_RSP)) ||
-	    !callsite_is_stub(u->space, pc) || (k = unwind_region_of(img, sp)) < 0 ||
-	    scratch_reserve(u, max) < 0)
-		return -1;
-	r = &img->stack[k];
-	memcpy(&ret, r->bytes + (sp - r->addr), sizeof(ret));
-	kind = callsite_classify(u->space, ret, &target);
-	if (kind == CALLSITE_NONE)
-		return -1;
-	t.regs.r[DWARF_RIP] = ret;
-	t.regs.r[DWARF_RSP] = sp + 8;
-	walk(u, &t, u->pcs2, u->sig2, max - 1, &w2);
-	if (w2.flags & UNWIND_PARTIAL)
-		return -1;
-	pcs[0] = pc;
-	sig[0] = 0;
-	u->pcs2[0] = ret - 1; /* a return address, like every caller's */
-	memcpy(pcs + 1, u->pcs2, w2.n * sizeof(*pcs));
-	memcpy(sig + 1, u->sig2, w2.n);
-	*w = w2;
-	w->n++;
-	return 0;
-}
 
 /* The word at addr on the copied stack of t. 0, or -1 when it was not copied. */
 static int stack_word(const struct thread_image *t, uint64_t addr, uint64_t *v)
@@ -402,18 +359,6 @@ static int jit_return(struct unwinder *u, uint64_t ret)
 	return space_find(u->space, ret) && callsite_classify(u->space, ret, &target) != CALLSITE_NONE;
 }
 
-/*
- * A thread caught in code outside every object (a JIT's generated code,
- * which has no CFI cprof can read) continues where a JIT's frames allow:
- * either the leaf has no frame of its own and the word at sp is its
- * return address into an object, or rbp (known when the thread was
- * stopped) heads a chain of frame records (saved rbp, return address),
- * the frame-pointer convention JITs keep (V8, the JVM, .NET, LuaJIT's
- * traces), through JIT frames until a return address lands in an object.
- * Every JIT frame's return address is kept (a perf map names them) and
- * the walk from the object must be complete; otherwise the stack stays
- * partial. 0 when recovered, else -1.
- */
 /*
  * The leaf img stands in has no frame of its own: its return address is
  * the word at sp, where code in an object resumes after a call. The walk
@@ -443,6 +388,37 @@ static int frameless_leaf(struct unwinder *u, const struct thread_image *img, ui
 	return 0;
 }
 
+/*
+ * A thread caught on a PLT-style stub (an indirect jump through memory)
+ * that has no CFI: a static binary's .plt for its ifuncs has none. The
+ * stub is entered by a call, or by a tail call's jump (static glibc jumps
+ * to its memcpy stub from six places), and touches no register but the
+ * pc, so the return address is the word at sp, and that is checked: it
+ * must follow a call (a direct one to this stub, or to the function that
+ * jumped here: which one is not known, so any direct call is taken). The
+ * walk then goes on from the caller and must be complete. 0 when
+ * recovered, else -1.
+ */
+static int recover_stub_leaf(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
+			     uint8_t *sig, size_t max, struct walk *w)
+{
+	if (!callsite_is_stub(u->space, img->regs.r[DWARF_RIP]))
+		return -1;
+	return frameless_leaf(u, img, pcs, sig, max, w);
+}
+
+/*
+ * A thread caught in code outside every object (a JIT's generated code,
+ * which has no CFI cprof can read) continues where a JIT's frames allow:
+ * either the leaf has no frame of its own and the word at sp is its
+ * return address into an object, or rbp (known when the thread was
+ * stopped) heads a chain of frame records (saved rbp, return address),
+ * the frame-pointer convention JITs keep (V8, the JVM, .NET, LuaJIT's
+ * traces), through JIT frames until a return address lands in an object.
+ * Every JIT frame's return address is kept (a perf map names them) and
+ * the walk from the object must be complete; otherwise the stack stays
+ * partial. 0 when recovered, else -1.
+ */
 static int recover_jit(struct unwinder *u, const struct thread_image *img, uint64_t *pcs,
 		       uint8_t *sig, size_t max, struct walk *w)
 {
