@@ -107,7 +107,7 @@ static int kicks_late(const struct session *s)
 static int copy_stopped(struct session *s, struct thread *t, int ours, struct snapshot *snap)
 {
 	struct user_regs_struct ur;
-	uint64_t cpu = 0, before = t->intr_cpu_ns, slices = t->slices;
+	uint64_t cpu = 0, before = t->intr_cpu_ns, slices = t->intr_slices;
 	int clock;
 
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &ur) < 0)
@@ -422,8 +422,10 @@ static int seize(struct session *s, struct thread *t)
 	}
 	/* The look closest to the interrupt (see copy_stopped); a failed one changes nothing. */
 	t->intr_cpu_ns = 0;
-	if (s->want_running && thread_read_cpu(&s->threads, t, &cpu) == 0)
+	if (s->want_running && thread_read_cpu(&s->threads, t, &cpu) == 0) {
 		t->intr_cpu_ns = cpu;
+		t->intr_slices = t->slices;
+	}
 	t->intr_ns = clock_mono_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
 		/* Seized but not interruptible: it is exiting; session_poll() reaps it. */

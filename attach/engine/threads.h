@@ -44,6 +44,7 @@ struct thread {
 	uint64_t sample_tick;    /* the sampler's tick of its last sample; 0: none yet */
 	uint64_t intr_ns;        /* when we asked it to stop */
 	uint64_t intr_cpu_ns;    /* cpu: its CPU clock just before we asked (0: not read) */
+	uint64_t intr_slices;    /* cpu: its slices at that look (later reads move t->slices) */
 	uint64_t scan_no;        /* the last /proc/PID/task read that listed it */
 	uint64_t asleep_cpu;     /* its CPU clock when last read asleep */
 	long asleep_nr;          /* the syscall it slept in then */
