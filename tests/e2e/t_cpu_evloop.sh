@@ -20,7 +20,9 @@
 # kernel entry, and the estimate of the first carries the error: 5 runs
 # (2026-11-26, doc/measurements.md) gave perf CPU-wide -12.1..+3.5 (40
 # measurements, mean -2.9, one past -9), ptrace -6.1..+2.6 (2 runs, 12,
-# after the slid stops and the voluntary share). The tolerance is 13,
+# after the slid stops and the voluntary share); with a stop's slices
+# compared with the look before its interrupt, -2.5..+5.4 (one run, 6,
+# and 10 of two-loops-busy-1000hz: +0.4..+4.5). The tolerance is 13,
 # the worst seen plus one; at 100 Hz the samples alone vary by +-4. The
 # sleep's bar, 20%, allows for 160 samples at 100 Hz (one run in ten saw
 # 11%: the syscall's own kernel side is a true sample there).
@@ -31,6 +33,14 @@ loops_now() {
 	local out=$WORK/evloop.out
 	ask_target evloop
 	awk '/^loop/ { l[$2] = $3 " " $4 } END { for (t in l) print t, l[t] }' "$out"
+}
+
+# kicks_wait STATS: whether a ptrace capture's stats say that a quarter or
+# more of its stops of threads running user code came late (a PVM guest:
+# the stop waits for the thread's next kernel entry, stopcopy.c).
+kicks_wait() {
+	awk '/in user code stopped late/ { for (i = 1; i < NF; i++) if ($(i + 1) == "of" && $(i + 3) == "in") { late = $i; all = $(i + 2) } }
+	     END { exit !(all > 0 && 4 * late >= all) }' "$1"
 }
 
 # one_case NAME HZ LOOPS BUSY [POLL_FDS TOLERANCE]: with POLL_FDS the loop
@@ -77,6 +87,10 @@ one_case() {
 		check "$name: thread $tid's waits ($waits%) within what its handler left (100 - $truth%) + 8" \
 			below "$waits" "$(awk -v t="$truth" 'BEGIN { print 108 - t }')"
 		[ "$npoll" = 0 ] && check "$name: thread $tid's sleep gets under 20% of its CPU" below "$sleep_pct" 20
+		if [ "$SAMPLER" = ptrace ] && [ "$npoll" != 0 ] && kicks_wait "$WORK/$name.stats"; then
+			echo "$name: handler share not checked: this host's kicks wait for the thread's next kernel entry (README, Known limits)"
+			continue
+		fi
 		check "$name: thread $tid's handler share within $tol points of its own measurement" \
 			near "$got" "$truth" "$tol" || { cat "$WORK/$name.stats"; go tool pprof -top -symbolize=none "$WORK/$name.pb.gz" 2>/dev/null | sed -n 6,14p; }
 	done
@@ -103,9 +117,14 @@ one_case two-loops-busy-1000hz 1000 2 1 0 "$tol"
 # often enough that the restarted scans are a cost of their own (14-17
 # points low), so that case is perf's alone. On a PVM guest the poll's
 # timeout ends each wait, and its timer's 17-19 us, unseen, went to the
-# handler: +5..+29 in 5 runs (2026-11-26); a poll's timeout may or may not
-# end it, so the timer's cost is charged only to nanosleep (waitcost_mix),
-# and the bar there is 30. There, before each pass drew
+# handler: +5..+29 in 5 runs (2026-11-26), and once a stop's slices
+# were compared with the look before its interrupt (a thread woken by its
+# timer is found asleep, not running the call), -4..+33 in 11 runs: there
+# a kick does not stop user code, so the stop lands at the next kernel
+# entry, mostly this very ppoll, and how much of the poll's CPU is carried
+# to the handler depends on the phase of the loop against the ticks. The
+# handler is not checked with ptrace where the stats say kicks wait
+# (kicks_wait); elsewhere the bar is 30. There, before each pass drew
 # a new period (attach/source/perf.c, PERIOD_JITTER), the loop's timer
 # locked to the fixed grid of CPU-wide events on a quiet VM: -12..-3;
 # with it -2.2..+1.1 in 9 runs.
