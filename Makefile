@@ -249,6 +249,11 @@ $(B)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -lm
 
+# Its frame's untouched pages are the point: no stack-clash probes.
+$(B)/tests/targets/holeyframe: tests/targets/holeyframe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -fno-stack-clash-protection -o $@ $<
+
 $(B)/tests/targets/%: tests/targets/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(TARGET_CXXFLAGS) -o $@ $<

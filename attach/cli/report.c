@@ -117,6 +117,11 @@ static void report_perf(const struct capture_report *r)
 			"cprof-attach: stats: %llu samples on an alternate signal stack, their "
 			"interrupted stack read from memory (%llu refused: the thread had moved on)\n",
 			(unsigned long long)p->altstack, (unsigned long long)p->altstack_stale);
+	if (p->holes || p->holes_stale)
+		fprintf(stderr,
+			"cprof-attach: stats: %llu samples whose stack copy ended at an untouched page, "
+			"the stack above read from memory (%llu refused: the thread had moved on)\n",
+			(unsigned long long)p->holes, (unsigned long long)p->holes_stale);
 	fprintf(stderr,
 		"cprof-attach: stats: CPU: the process's clock %.1fms, the samples' periods %.1fms; "
 		"%llu threads' samples scaled to their clocks (x%.2f..x%.2f); threads that ended "

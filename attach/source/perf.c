@@ -24,6 +24,7 @@
 
 #include "attach/engine/target.h"
 #include "attach/perf/altstack.h"
+#include "attach/perf/stackhole.h"
 #include "attach/perf/access.h"
 #include "attach/perf/events.h"
 #include "attach/source/children.h"
@@ -77,6 +78,7 @@ struct pcap {
 	const char *comm;
 	struct recorder *rec;
 	struct altstack alt;       /* handlers' interrupted stacks */
+	struct stackhole hole;     /* stacks above an untouched page */
 	struct label_src *lab;     /* the program's labels */
 	struct perf_events ev;
 	struct perf_stats *st;
@@ -598,7 +600,9 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	}
 	/* Above what perf copies, the ptrace sampler's cap (--stack-size). */
 	if (altstack_init(&c.alt, c.pid, q->stack_cap) == 0)
-		recorder_set_refill(c.rec, altstack_complete, &c.alt);
+		recorder_add_refill(c.rec, RECORDER_REFILL_SIGNAL, altstack_complete, &c.alt);
+	if (stackhole_init(&c.hole, c.pid, q->stack_cap) == 0)
+		recorder_add_refill(c.rec, RECORDER_REFILL_ANY, stackhole_complete, &c.hole);
 	code = pcap_open(&c, a, rep);
 	if (code != EXIT_OK) {
 		*refused = code == EXIT_ATTACH;
@@ -659,6 +663,8 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	rep->pf.stack_bytes = c.ev.cfg.stack_bytes;
 	rep->pf.altstack = c.alt.completed;
 	rep->pf.altstack_stale = c.alt.stale;
+	rep->pf.holes = c.hole.completed;
+	rep->pf.holes_stale = c.hole.stale;
 	if (!q->quiet)
 		labelsrc_warn(c.lab, labelsrc_header(c.lab), c.pid, c.comm);
 	/* Source lines and inlined frames, like every source (doc/DESIGN.md). */
@@ -675,6 +681,7 @@ out:
 	perf_events_release(&c.ev);
 	recorder_free(c.rec);
 	altstack_release(&c.alt);
+	stackhole_release(&c.hole);
 	labelsrc_free(c.lab);
 	profile_free(prof);
 	free(kids);

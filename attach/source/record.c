@@ -255,46 +255,51 @@ int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
 	return 0;
 }
 
-void recorder_set_refill(struct recorder *r,
-			 int (*fn)(void *ctx, const struct thread_image *img,
-				   struct thread_image *out),
-			 void *ctx)
+int recorder_add_refill(struct recorder *r, unsigned when, recorder_refill_fn *fn, void *ctx)
 {
-	if (fn && !r->pcs2) {
+	if (r->nrefills >= RECORDER_REFILLS)
+		return -1;
+	if (!r->pcs2) {
 		r->pcs2 = calloc(r->max_depth, sizeof(*r->pcs2));
 		r->sig2 = calloc(r->max_depth, sizeof(*r->sig2));
 		if (!r->pcs2 || !r->sig2)
-			return; /* no second chance: stacks stay as they are */
+			return -1;
 	}
-	r->refill = fn;
-	r->refill_ctx = ctx;
+	r->refills[r->nrefills++] = (struct recorder_refill){ when, fn, ctx };
+	return 0;
 }
 
 /*
- * A walk of n frames that stopped early (*flags): when it crossed a signal
- * frame and stopped for want of stack bytes, walk again over the image the
- * refill function builds, and keep that walk when it goes further. The
- * frames' count kept, with *flags to match.
+ * A walk of n frames that stopped for want of stack bytes (*flags): walk
+ * again over the image each refill function for it builds, and keep the
+ * first walk that goes further. The frames' count kept, with *flags to
+ * match.
  */
 static size_t recorder_refill(struct recorder *r, const struct thread_image *img, size_t n,
 			      unsigned *flags)
 {
-	unsigned cause = UNWIND_CAUSE(*flags), flags2 = 0;
+	unsigned cause = UNWIND_CAUSE(*flags), flags2, k;
+	int crossed = 0;
 	size_t i, n2;
 
 	if (cause != UNWIND_CAUSE_STACK_COPY && cause != UNWIND_CAUSE_MEMORY)
 		return n;
-	for (i = 0; i < n && !r->sig[i]; i++)
-		;
-	if (i >= n || r->refill(r->refill_ctx, img, &r->img2) < 0)
-		return n;
-	n2 = unwinder_unwind(r->unw, &r->img2, r->pcs2, r->sig2, r->max_depth, &flags2);
-	if (n2 <= n)
-		return n;
-	memcpy(r->pcs, r->pcs2, n2 * sizeof(*r->pcs));
-	memcpy(r->sig, r->sig2, n2 * sizeof(*r->sig));
-	*flags = flags2;
-	return n2;
+	for (i = 0; i < n && !crossed; i++)
+		crossed = r->sig[i] != 0;
+	for (k = 0; k < r->nrefills; k++) {
+		if ((r->refills[k].when == RECORDER_REFILL_SIGNAL && !crossed) ||
+		    r->refills[k].fn(r->refills[k].ctx, img, &r->img2) < 0)
+			continue;
+		flags2 = 0;
+		n2 = unwinder_unwind(r->unw, &r->img2, r->pcs2, r->sig2, r->max_depth, &flags2);
+		if (n2 <= n)
+			continue;
+		memcpy(r->pcs, r->pcs2, n2 * sizeof(*r->pcs));
+		memcpy(r->sig, r->sig2, n2 * sizeof(*r->sig));
+		*flags = flags2;
+		return n2;
+	}
+	return n;
 }
 
 int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *img,
@@ -312,7 +317,7 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 		return recorder_marker_sample(r, NOT_UNWOUND, values, labels, nlabels);
 	}
 	n = unwinder_unwind(r->unw, img, r->pcs, r->sig, r->max_depth, &flags);
-	if (r->refill && (flags & UNWIND_PARTIAL))
+	if (r->nrefills && (flags & UNWIND_PARTIAL))
 		n = recorder_refill(r, img, n, &flags);
 	r->last_flags = flags;
 	for (i = 0; i < n; i++) {

@@ -78,17 +78,22 @@ int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
 		    const struct profile_label_in *labels, size_t nlabels);
 
 /*
- * A second chance for a stack whose walk crossed a signal frame and then
- * stopped for want of stack bytes (a handler on an alternate signal
- * stack, of which a perf sample holds only the alternate stack): fn builds
- * from img, in its own storage, an image that also holds the interrupted
+ * A second chance for a stack whose walk stopped for want of stack bytes:
+ * fn builds from img, in its own storage, an image with more of the
  * stack, returning 0 (the walk is then done again on it, and kept when it
- * goes further), or -1. fn NULL: none, the default.
+ * goes further), or -1. when says which walks it is for:
+ * RECORDER_REFILL_SIGNAL, those that crossed a signal frame (a handler on
+ * an alternate signal stack, of which a perf sample holds only the
+ * alternate stack); RECORDER_REFILL_ANY, all. At most RECORDER_REFILLS,
+ * tried in the order added until one goes further. -1 when full or out of
+ * memory (stacks then stay as they are).
  */
-void recorder_set_refill(struct recorder *r,
-			 int (*fn)(void *ctx, const struct thread_image *img,
-				   struct thread_image *out),
-			 void *ctx);
+typedef int recorder_refill_fn(void *ctx, const struct thread_image *img,
+			       struct thread_image *out);
+#define RECORDER_REFILL_SIGNAL 1u
+#define RECORDER_REFILL_ANY 2u
+#define RECORDER_REFILLS 2
+int recorder_add_refill(struct recorder *r, unsigned when, recorder_refill_fn *fn, void *ctx);
 
 /*
  * Add a sample whose stack is already known: pcs[0..n) are call sites

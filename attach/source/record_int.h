@@ -37,10 +37,14 @@ struct recorder {
 	struct perfmap jit;   /* the target's /tmp/perf-PID.map */
 	int jit_state;        /* 0 not read, 1 read, -1 none */
 	uint64_t jit_read_ns; /* when it was last read */
-	/* recorder_set_refill(): */
-	int (*refill)(void *ctx, const struct thread_image *img, struct thread_image *out);
-	void *refill_ctx;
-	struct thread_image img2; /* what refill built */
+	/* recorder_add_refill(), tried in the order added: */
+	struct recorder_refill {
+		unsigned when; /* RECORDER_REFILL_* */
+		recorder_refill_fn *fn;
+		void *ctx;
+	} refills[RECORDER_REFILLS];
+	unsigned nrefills;
+	struct thread_image img2; /* what a refill built */
 	uint64_t *pcs2;           /* its walk, until it is kept */
 	uint8_t *sig2;
 };

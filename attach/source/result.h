@@ -34,6 +34,8 @@ struct perf_stats {
 	uint32_t stack_bytes;      /* user stack copied per sample */
 	uint64_t altstack;         /* samples on an alternate signal stack given the stack under it */
 	uint64_t altstack_stale;   /* ... refused: the thread had moved on (altstack.h) */
+	uint64_t holes;            /* samples given the stack above an untouched page (stackhole.h) */
+	uint64_t holes_stale;      /* ... refused: the copy's end had changed */
 	uint64_t cpu_process_ns;   /* the process's CPU clock over the window */
 	uint64_t cpu_sampled_ns;   /* CPU the samples stand for, by their periods */
 	uint64_t cpu_ended_ns;     /* CPU of threads that ended during the window */
