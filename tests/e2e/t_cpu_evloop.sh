@@ -43,6 +43,24 @@ kicks_wait() {
 	     END { exit !(all > 0 && 4 * late >= all) }' "$1"
 }
 
+# draws_tol STATS DUMP TID TRUTH TOL: TOL, or three standard deviations of
+# a share TRUTH% estimated from the thread's stacks, if more. A share
+# drawn from n independent stacks has a standard deviation of
+# sqrt(p(1-p)/n); the thread's n is the capture's stacks (--stats) times
+# its part of the profile. A ptrace stop on a PVM guest finds such a loop
+# asleep three times in four (its CPU carried on, not a new draw): CI's
+# loop-100hz drew 27 stacks in 4 s, where 2 sd are 14 points and it read
+# -14.2 (2026-11-26).
+draws_tol() {
+	local stacks
+	stacks=$(sed -n 's/.*stats: \([0-9]*\) stacks, .*/\1/p' "$1" | head -1)
+	awk -v t="$3" -v n="$stacks" -v p="$4" -v tol="$5" '
+		/^sample / { split($2, v, ","); all += v[2]; if ($0 ~ ("tid=" t "( |;|$)")) mine += v[2] }
+		END { k = (all > 0 && n > 0) ? n * mine / all : 0; p /= 100
+		      sd = k > 0 ? 100 * sqrt(p * (1 - p) / k) : 0
+		      printf "%.1f", (3 * sd > tol ? 3 * sd : tol) }' "$2"
+}
+
 # one_case NAME HZ LOOPS BUSY [POLL_FDS TOLERANCE]: with POLL_FDS the loop
 # waits in ppoll() on that many idle pipes, whose kernel CPU around the
 # sleep is the wait's own (not capped at 20%), and the handler is checked
@@ -91,8 +109,9 @@ one_case() {
 			echo "$name: handler share not checked: this host's kicks wait for the thread's next kernel entry (README, Known limits)"
 			continue
 		fi
-		check "$name: thread $tid's handler share within $tol points of its own measurement" \
-			near "$got" "$truth" "$tol" || { cat "$WORK/$name.stats"; go tool pprof -top -symbolize=none "$WORK/$name.pb.gz" 2>/dev/null | sed -n 6,14p; }
+		ttol=$(draws_tol "$WORK/$name.stats" "$WORK/$name.txt" "$tid" "$truth" "$tol")
+		check "$name: thread $tid's handler share within $ttol points of its own measurement" \
+			near "$got" "$truth" "$ttol" || { cat "$WORK/$name.stats"; go tool pprof -top -symbolize=none "$WORK/$name.pb.gz" 2>/dev/null | sed -n 6,14p; }
 	done
 	check "$name: target left running" not_stopped "$TPID"
 	kill "$TPID"
