@@ -129,17 +129,20 @@ void lockprof_release_begin(const void *lock, struct lockprof_release *r)
 	struct shim_thread *t = &shim_tls;
 	struct waiters_charge c;
 	uint64_t n = lockprof_mutex_fraction;
-	int saved;
+	int saved, ready;
 
 	r->on = 0;
+	r->record = 0;
 	if (t->busy || n == 0)
 		return; /* the next release takes the delay over */
 	saved = errno;
 	t->busy++;
-	r->record = contend_mutex_take(lockprof_rng(t), n) &&
-		    __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_READY;
-	if (waiters_release(lock, r->record, &c)) {
+	ready = __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_READY;
+	if (waiters_release(lock, ready && contend_mutex_take(lockprof_rng(t), n),
+			    ready ? CONTEND_MUTEX_KEEP_NS : 0, &c)) {
 		r->on = 1;
+		r->record = c.record;
+		r->weight = contend_mutex_weight(c.by_size, n);
 		r->gen = c.gen;
 		r->delay = c.delay;
 	}
@@ -150,7 +153,8 @@ void lockprof_release_begin(const void *lock, struct lockprof_release *r)
 void lockprof_release_end(const void *lock, struct lockprof_release *r, int ok)
 {
 	struct shim_thread *t = &shim_tls;
-	uint64_t n = lockprof_mutex_fraction, carry;
+	double w = (double)r->weight;
+	uint64_t carry;
 	int32_t b = -1;
 	int saved;
 
@@ -159,10 +163,10 @@ void lockprof_release_end(const void *lock, struct lockprof_release *r, int ok)
 	saved = errno;
 	t->busy++;
 	if (ok && r->delay > 0)
-		b = lockprof_record(SEG_KIND_MUTEX, 1, r->delay, (double)n, (double)r->delay * (double)n);
-	carry = waiters_settle(lock, r->gen, b, (uint32_t)n);
+		b = lockprof_record(SEG_KIND_MUTEX, 1, r->delay, w, (double)r->delay * w);
+	carry = waiters_settle(lock, r->gen, b, r->weight);
 	if (b >= 0 && carry > 0)
-		table_add_wait(b, 0, carry, 0.0, (double)carry * (double)n);
+		table_add_wait(b, 0, carry, 0.0, (double)carry * w);
 	t->busy--;
 	errno = saved;
 }

@@ -50,7 +50,8 @@ void lockprof_leave(const void *lock, struct lockprof_wait *w, int counted) SHIM
 /* A release of a lock with waiters, between its two halves. */
 struct lockprof_release {
 	int on;     /* lockprof_release_begin charged it */
-	int record; /* and it is one of the 1 in N recorded */
+	int record; /* and it is recorded: drawn 1 in N, or kept for its size */
+	uint32_t weight; /* N, or 1 when kept for its size (contend.h) */
 	uint32_t gen;
 	uint64_t delay;
 };
@@ -63,8 +64,8 @@ struct lockprof_release {
 void lockprof_release_begin(const void *lock, struct lockprof_release *r) SHIM_HIDDEN;
 
 /*
- * After the real release (ok: it succeeded): records the release, 1 in
- * lockprof_mutex_fraction times, at the caller's stack. The stack capture
+ * After the real release (ok: it succeeded): records the release, when
+ * lockprof_release_begin chose it (contend.h), at the caller's stack. The stack capture
  * happens here, outside the caller's critical section.
  */
 void lockprof_release_end(const void *lock, struct lockprof_release *r, int ok) SHIM_HIDDEN;

@@ -148,11 +148,12 @@ uint64_t waiters_leave(const void *lock, uint64_t t0, struct waiters_tail *tail)
 	return now;
 }
 
-int waiters_release(const void *lock, int record, struct waiters_charge *c)
+int waiters_release(const void *lock, int draw, uint64_t keep_ns, struct waiters_charge *c)
 {
 	uint32_t i = waiters_slot(lock);
 	struct waiters_slot *s = waiters_take(i);
 	uint64_t now;
+	int record;
 
 	if (s->addr != (uintptr_t)lock || s->nwait == 0) {
 		waiters_give(s);
@@ -163,6 +164,8 @@ int waiters_release(const void *lock, int record, struct waiters_charge *c)
 	c->delay = (uint64_t)s->nwait * now - s->sum;
 	c->nwait = s->nwait;
 	c->gen = ++s->gen;
+	c->by_size = keep_ns && c->delay >= keep_ns;
+	c->record = record = draw || c->by_size;
 	s->sum = (uint64_t)s->nwait * now;
 	s->mark = now;
 	/* A carry of an earlier release still being recorded stays its own. */

@@ -111,15 +111,20 @@ struct waiters_charge {
 	uint64_t delay;  /* ns its waiters waited since their arrival or the previous release */
 	uint32_t nwait;  /* how many were waiting */
 	uint32_t gen;    /* this release's number, for waiters_settle */
+	int record;      /* the caller must record it (and call waiters_settle) */
+	int by_size;     /* ... because delay >= keep_ns, whatever its draw */
 };
 
 /*
  * lock is about to be released (and waiters_may_wait said so): fills *c and returns
- * 1 when threads were waiting, else 0. record: the caller will record
- * this release (it then must call waiters_settle); otherwise remainders
- * of its waiters are dropped, as the release itself is.
+ * 1 when threads were waiting, else 0. The release is to be recorded
+ * (c->record) when draw says so, or when its delay is keep_ns or more
+ * (c->by_size; keep_ns 0: never by size), so that the few releases that
+ * carry most of a loaded machine's waiting are each counted once rather
+ * than drawn 1 in N. A recorded release's caller must call waiters_settle;
+ * the remainders of an unrecorded one's waiters are dropped, as it is.
  */
-int waiters_release(const void *lock, int record, struct waiters_charge *c);
+int waiters_release(const void *lock, int draw, uint64_t keep_ns, struct waiters_charge *c);
 
 /*
  * The recorded release gen of lock went to bucket (or -1) with weight.

@@ -6,7 +6,8 @@
 # stop, and print what they waited per site; tests/tools/waitsites reads
 # the segment through cprof-attach's reader. Bars (issue 15): each waiting
 # site's delay within 25%; the mutex profile's total within 35% of the
-# waits on the locks, and at least 70% of it on holder_release. Also: a
+# waits on the locks (15% where every 40th hold lasts 50 ms: issue 26,
+# item 10), and at least 70% of it on holder_release. Also: a
 # fork while a mutex is held and waited for leaves a working child; a
 # rejected setting keeps the default (and says so under CPROF_DEBUG); 0
 # turns each profile off.
@@ -37,13 +38,13 @@ check_block() {
 	done
 }
 
-# check_mutex NAME TRUTH_NS: total within 35%, >= 70% on holder_release.
+# check_mutex NAME TRUTH_NS [PERCENT]: total within 35% (or PERCENT), >= 70% on holder_release.
 check_mutex() {
-	local name=$1 want=$2 total holder
+	local name=$1 want=$2 pct=${3:-35} total holder
 	total=$(awk '$1 == "mutex" { t += $5 } END { print t + 0 }' "$WORK/$name.sites")
 	holder=$(got "$WORK/$name.sites" mutex holder_release)
-	check "$name: mutex delay $total ns, the waiters measured $want (within 35%)" \
-		near "$total" "$want" "$(awk -v w="$want" 'BEGIN { print w * 0.35 }')"
+	check "$name: mutex delay $total ns, the waiters measured $want (within $pct%)" \
+		near "$total" "$want" "$(awk -v w="$want" -v p="$pct" 'BEGIN { print w * p / 100 }')"
 	check "$name: holder_release has $(awk -v h="$holder" -v t="$total" 'BEGIN { printf "%.1f", t ? 100 * h / t : 0 }')% of the mutex delay (at least 70%)" \
 		awk -v h="$holder" -v t="$total" 'BEGIN { exit !(t > 0 && h >= 0.7 * t) }'
 }
@@ -57,6 +58,19 @@ check "waitsites reads the segment" grep -q '^header 10000 10 ' "$WORK/locks.sit
 check_block locks waiter_take cond_waiter cond_waiter_timed sem_waiter
 m=$(awk '$1 == "lockwait" { t += $4 } END { print t }' "$WORK/locks.out")
 check_mutex locks "$m"
+kill "$TPID" 2>/dev/null
+
+# A few releases that carry much of the waiting, as on a loaded machine
+# (a fresh-clone make check read 2.4 times the truth; 0.60-1.25 in 6 runs
+# beside 6 busy loops at nice -15): every 40th hold lasts 50 ms. Drawn 1
+# in 10 they swung the total 0.91-1.59 in 5 runs; kept whenever charged
+# 10 ms or more (shim/contend.h), 0.97-1.03. The rest are drawn 1 in 10
+# from about 3000 releases a run: one standard deviation is about 2%.
+run_locks locks -l 40
+"$SITES" "$TPID" >"$WORK/locks-long.sites"
+cp "$WORK/locks.out" "$WORK/locks-long.out"
+m=$(awk '$1 == "lockwait" { t += $4 } END { print t }' "$WORK/locks-long.out")
+check_mutex locks-long "$m" 15
 kill "$TPID" 2>/dev/null
 
 # C++: std::mutex, std::condition_variable (wait and wait_for), std::shared_mutex.

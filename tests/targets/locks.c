@@ -31,7 +31,11 @@
  * with a thread of its own, waits on a condition variable, and exits 0
  * ("fork ok" or "fork FAILED").
  *
- * Usage: locks [-s SECONDS] [-h HOLD_US] [-f]
+ * With -l EVERY, every EVERY-th hold of the holder lasts 50 ms instead,
+ * as on a loaded machine where the holder waits for a CPU: a few releases
+ * carry much of the waiting.
+ *
+ * Usage: locks [-s SECONDS] [-h HOLD_US] [-l EVERY] [-f]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -65,6 +69,7 @@ static sem_t S;
 static unsigned long gen;
 static atomic_int stop;
 static long hold_us = 1000;
+static unsigned long long_every; /* -l: every long_every-th hold lasts 50 ms */
 static volatile unsigned long sink;
 static volatile sig_atomic_t report;
 
@@ -130,9 +135,12 @@ __attribute__((noinline)) void holder_acquire(void)
 	timed_lock(S_HOLDER, L_M, &M);
 }
 
+/* With -l EVERY, every EVERY-th hold lasts 50 ms: a holder kept off a CPU. */
 __attribute__((noinline)) void holder_hold(void)
 {
-	rest_us(hold_us);
+	static unsigned long holds;
+
+	rest_us(long_every && ++holds % long_every == 0 ? 50000 : hold_us);
 }
 
 __attribute__((noinline)) void holder_release(void)
@@ -362,10 +370,11 @@ int main(int argc, char **argv)
 	pthread_t t[NT];
 	int i, opt, forktest = 0;
 
-	while ((opt = getopt(argc, argv, "s:h:f")) != -1) {
+	while ((opt = getopt(argc, argv, "s:h:l:f")) != -1) {
 		switch (opt) {
 		case 's': end = now_ns() + (unsigned long long)(atof(optarg) * 1e9); break;
 		case 'h': hold_us = atol(optarg) > 0 ? atol(optarg) : 1000; break;
+		case 'l': long_every = strtoul(optarg, NULL, 10); break;
 		case 'f': forktest = 1; break;
 		default:
 			fprintf(stderr, "usage: locks [-s SECONDS] [-h HOLD_US] [-f]\n");

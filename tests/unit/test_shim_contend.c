@@ -174,6 +174,36 @@ static void test_mutex_fraction(void **state)
 	}
 }
 
+/*
+ * Releases charged CONTEND_MUTEX_KEEP_NS or more are kept with weight 1,
+ * the rest drawn 1 in N with weight N: still unbiased on delays with a
+ * heavy tail (one release in 500 charged 50 ms, a holder kept off a CPU),
+ * whose variance is now that of the small ones alone.
+ */
+static void test_mutex_keep(void **state)
+{
+	struct sample_rng r;
+	double est = 0, truth = 0, var = 0, f = 10;
+	long i, n = 300000;
+
+	(void)state;
+	assert_int_equal(contend_mutex_weight(1, 10), 1);
+	assert_int_equal(contend_mutex_weight(0, 10), 10);
+	assert_int_equal(contend_mutex_weight(0, 1), 1);
+	rng_seed(&r, 9);
+	for (i = 0; i < n; i++) {
+		uint64_t d = i % 500 == 0 ? 50000000ull : 20000 + (uint64_t)(i % 11) * 10000;
+		int by_size = d >= CONTEND_MUTEX_KEEP_NS;
+
+		truth += (double)d;
+		if (!by_size)
+			var += (double)d * (double)d * (f - 1);
+		if (by_size || contend_mutex_take(&r, (uint64_t)f))
+			est += (double)d * contend_mutex_weight(by_size, (uint64_t)f);
+	}
+	assert_within(est, truth, var);
+}
+
 static void test_parse_ns(void **state)
 {
 	uint64_t v = 7;
@@ -211,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_block_mixed_rates),
 		cmocka_unit_test(test_block_edges),
 		cmocka_unit_test(test_mutex_fraction),
+		cmocka_unit_test(test_mutex_keep),
 		cmocka_unit_test(test_parse_ns),
 	};
 

@@ -66,7 +66,7 @@ static void test_apportion(void **state)
 	assert_int_equal(waiters_enter(lock, &t2), 0);
 	/* The holder releases at 1001100: 1000 + 900 ns waited, two waiters. */
 	fake_now = 1001100;
-	assert_int_equal(waiters_release(lock, 1, &c), 1);
+	assert_int_equal(waiters_release(lock, 1, 0, &c), 1);
 	assert_int_equal(c.delay, 1900);
 	assert_int_equal(c.nwait, 2);
 	assert_int_equal(waiters_settle(lock, c.gen, 5, 10), 0);
@@ -78,7 +78,7 @@ static void test_apportion(void **state)
 	assert_int_equal(t.weight, 10);
 	/* It releases 10 ns later, unrecorded: the other waited 60 ns more. */
 	fake_now = 1001160;
-	assert_int_equal(waiters_release(lock, 0, &c), 1);
+	assert_int_equal(waiters_release(lock, 0, 0, &c), 1);
 	assert_int_equal(c.delay, 60);
 	assert_int_equal(c.nwait, 1);
 	fake_now = 1001200;
@@ -88,7 +88,45 @@ static void test_apportion(void **state)
 	/* Nobody waits: the slot is free, and a release finds nothing. */
 	assert_false(waiters_may_wait(lock));
 	assert_int_equal(waiters_owned(), 0);
-	assert_int_equal(waiters_release(lock, 1, &c), 0);
+	assert_int_equal(waiters_release(lock, 1, 0, &c), 0);
+}
+
+/*
+ * A release charged keep_ns or more is recorded whatever its draw (its
+ * caller weighs it 1); below that, only when drawn; keep_ns 0: never by size.
+ */
+static void test_keep_by_size(void **state)
+{
+	const void *lock = (const void *)0x7000;
+	struct waiters_charge c;
+	uint64_t t1, t2;
+
+	(void)state;
+	fake_now = 5000000;
+	assert_int_equal(waiters_enter(lock, &t1), 0);
+	assert_int_equal(waiters_enter(lock, &t2), 0);
+	fake_now = 5000400; /* 800 ns charged: below 1000, not drawn */
+	assert_int_equal(waiters_release(lock, 0, 1000, &c), 1);
+	assert_int_equal(c.delay, 800);
+	assert_false(c.record);
+	assert_false(c.by_size);
+	fake_now = 5000900; /* 1000 ns: kept for its size */
+	assert_int_equal(waiters_release(lock, 0, 1000, &c), 1);
+	assert_int_equal(c.delay, 1000);
+	assert_true(c.record);
+	assert_true(c.by_size);
+	assert_int_equal(waiters_settle(lock, c.gen, 3, 1), 0);
+	fake_now = 5001000; /* drawn, small */
+	assert_int_equal(waiters_release(lock, 1, 1000, &c), 1);
+	assert_true(c.record);
+	assert_false(c.by_size);
+	assert_int_equal(waiters_settle(lock, c.gen, 4, 10), 0);
+	fake_now = 6001000; /* a second each: kept by size only when keep_ns is set */
+	assert_int_equal(waiters_release(lock, 0, 0, &c), 1);
+	assert_false(c.record);
+	waiters_leave(lock, t1, &(struct waiters_tail){ 0 });
+	waiters_leave(lock, t2, &(struct waiters_tail){ 0 });
+	assert_int_equal(waiters_owned(), 0);
 }
 
 /* Remainders that leave while their release is being recorded go to its settle. */
@@ -106,7 +144,7 @@ static void test_carry(void **state)
 	waiters_enter(lock, &t3);
 	waiters_enter(lock, &t4);
 	fake_now = 2000500;
-	assert_int_equal(waiters_release(lock, 1, &c), 1);
+	assert_int_equal(waiters_release(lock, 1, 0, &c), 1);
 	assert_int_equal(c.delay, 2000);
 	fake_now = 2000530;
 	waiters_leave(lock, t1, &t);
@@ -123,13 +161,13 @@ static void test_carry(void **state)
 	 * carry, and the later one's remainders are dropped meanwhile.
 	 */
 	fake_now = 2000700;
-	assert_int_equal(waiters_release(lock, 1, &c), 1);
+	assert_int_equal(waiters_release(lock, 1, 0, &c), 1);
 	assert_int_equal(c.delay, 400);
 	fake_now = 2000705;
 	waiters_leave(lock, t3, &t);
 	assert_int_equal(t.bucket, -1);
 	fake_now = 2000710;
-	assert_int_equal(waiters_release(lock, 1, &c2), 1);
+	assert_int_equal(waiters_release(lock, 1, 0, &c2), 1);
 	assert_int_equal(c2.delay, 10);
 	fake_now = 2000720;
 	waiters_leave(lock, t4, &t);
@@ -148,7 +186,7 @@ static void test_conservation(void **state)
 {
 	static char lock[64];
 	uint64_t t0[8], x = 88172645463325252ull, waited = 0, charged = 0;
-	struct waiters_charge pend = { 0, 0, 0 };
+	struct waiters_charge pend = { 0 };
 	int n = 0, released_since[8], pending = 0, i, k;
 
 	(void)state;
@@ -170,7 +208,7 @@ static void test_conservation(void **state)
 				charged += waiters_settle(lock, pend.gen, 0, 1);
 				pending = 0;
 			}
-			if (waiters_release(lock, 1, &pend)) {
+			if (waiters_release(lock, 1, 0, &pend)) {
 				charged += pend.delay;
 				pending = (x >> 40) % 2;
 				if (!pending)
@@ -197,7 +235,7 @@ static void test_conservation(void **state)
 	if (pending)
 		charged += waiters_settle(lock, pend.gen, 0, 1);
 	fake_now += 10;
-	if (waiters_release(lock, 1, &pend)) {
+	if (waiters_release(lock, 1, 0, &pend)) {
 		charged += pend.delay;
 		charged += waiters_settle(lock, pend.gen, 0, 1);
 	}
@@ -254,7 +292,7 @@ static void test_fork_child_state(void **state)
 	waiters_fork_child(); /* as if this process were the child */
 	assert_int_equal(waiters_owned(), 0);
 	assert_true(waiters_may_wait(lock)); /* the key is still there... */
-	assert_int_equal(waiters_release(lock, 1, &c), 0); /* ...and nothing behind it */
+	assert_int_equal(waiters_release(lock, 1, 0, &c), 0); /* ...and nothing behind it */
 	assert_false(waiters_may_wait(lock));
 	/* The parent-era waiter leaving is harmless. */
 	waiters_leave(lock, t1, &t);
@@ -276,7 +314,7 @@ static void *hammer(void *arg)
 	(void)arg;
 	while (hammering) {
 		if (waiters_enter(hammered, &t0) == 0) {
-			(void)waiters_release(hammered, 0, &c);
+			(void)waiters_release(hammered, 0, 0, &c);
 			waiters_leave(hammered, t0, &t);
 		}
 	}
@@ -324,6 +362,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_apportion, setup),
 		cmocka_unit_test_setup(test_carry, setup),
+		cmocka_unit_test_setup(test_keep_by_size, setup),
 		cmocka_unit_test_setup(test_conservation, setup),
 		cmocka_unit_test_setup(test_collision, setup),
 		cmocka_unit_test_setup(test_fork_child_state, setup),
