@@ -63,15 +63,18 @@ ssize_t proc_pread_line(int fd, char *buf, size_t cap)
 	return proc_pread(fd, buf, cap);
 }
 
-int proc_schedstat(const char *line, uint64_t *cpu_ns, uint64_t *slices)
+int proc_schedstat(const char *line, uint64_t *cpu_ns, uint64_t *queued_ns, uint64_t *slices)
 {
+	uint64_t q;
 	char *end;
 
 	errno = 0;
 	*cpu_ns = strtoull(line, &end, 10);
 	if (end == line || errno)
 		return -1;
-	strtoull(end, &end, 10);
+	q = strtoull(end, &end, 10);
+	if (queued_ns)
+		*queued_ns = q;
 	*slices = strtoull(end, NULL, 10);
 	return 0;
 }

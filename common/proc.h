@@ -43,11 +43,12 @@ ssize_t proc_pread_line(int fd, char *buf, size_t cap);
 int proc_stat_times(const char *stat, uint64_t *utime, uint64_t *stime);
 
 /*
- * A schedstat line, "CPU_NS RUNQUEUE_NS SLICES": the task's CPU clock and
- * the times it was put on a CPU (0 when the line stops short of it). 0,
- * or -1 when the line does not start with a number.
+ * A schedstat line, "CPU_NS RUNQUEUE_NS SLICES": the task's CPU clock, the
+ * time it waited for a CPU (queued_ns, when not NULL) and the times it was
+ * put on a CPU (each 0 when the line stops short of it). 0, or -1 when
+ * the line does not start with a number.
  */
-int proc_schedstat(const char *line, uint64_t *cpu_ns, uint64_t *slices);
+int proc_schedstat(const char *line, uint64_t *cpu_ns, uint64_t *queued_ns, uint64_t *slices);
 
 /*
  * A thread's voluntary and involuntary context switches since it began

@@ -148,23 +148,59 @@ const struct policy policy_cpu = {
 	.end = end_cpu,
 };
 
-/* Weight: the time since the thread's previous sample. */
+/*
+ * Weight: the time since the thread's previous sample. A thread is
+ * stopped because it was running or runnable when its tick looked; a stop
+ * that then found it asleep in a call (it went to sleep meanwhile: a
+ * 50 us burst often does) or that ran on to a later call (a host whose
+ * kicks wait for its next kernel entry: the stop lands there, or breaks
+ * the sleep it enters) is not where it ran: such a
+ * sample stands for its last stack found running, as a CPU sample's CPU
+ * is carried.
+ */
 static void emit_elapsed(void *ctx, struct thread *t, struct snapshot *snap)
 {
 	struct sampler *sm = ctx;
 
+	if (snap->how == SNAP_STOPPED && !snap->queued && (snap->ran_on || snap->slept)) {
+		snap->how = SNAP_REPEAT;
+		snap->repeat_running = 1;
+		snap->img.nstacks = 0;
+	}
 	snap->weight = (int64_t)(snap->time_ns - t->last_sample_ns);
 	t->last_sample_ns = snap->time_ns;
 	t->sample_tick = sm->res.ticks;
+	t->queued_sample_ns = t->queued_ns;
 	sampler_push(sm, snap);
 }
 
-/* Give t's ticks since its last sample, where nothing moved, to its last stack. */
+/*
+ * Give t's ticks since its last sample, where its clock did not move, to
+ * its last stack. A thread that waited for a CPU meanwhile (woken, or
+ * preempted) did not move either: the run-queue time its schedstat added
+ * since (counted when it got the CPU, read when it was picked) is given
+ * as runnable, the rest as the last sample's state.
+ */
 static void wall_flush(struct sampler *sm, struct session *s, struct thread *t, uint64_t upto)
 {
-	if (t->sample_tick && upto > t->sample_tick)
-		session_repeat(s, t, (uint32_t)(upto - t->sample_tick), sm->prev_tick_ns,
-			       emit_elapsed, sm);
+	uint64_t q, span, nq, n;
+
+	if (!t->sample_tick || upto <= t->sample_tick)
+		return;
+	n = upto - t->sample_tick;
+	span = sm->prev_tick_ns > t->last_sample_ns ? sm->prev_tick_ns - t->last_sample_ns : 0;
+	q = t->queued_ns > t->queued_sample_ns ? t->queued_ns - t->queued_sample_ns : 0;
+	if (q > span)
+		q = span;
+	nq = span ? (n * q + span / 2) / span : 0;
+	if (nq == 0 || !sm->prev_tick_ns) {
+		session_repeat(s, t, (uint32_t)n, sm->prev_tick_ns, emit_elapsed, sm);
+		return;
+	}
+	if (nq < n)
+		session_repeat(s, t, (uint32_t)(n - nq), sm->prev_tick_ns - q, emit_elapsed, sm);
+	session_repeat_as(s, t, (uint32_t)nq, sm->prev_tick_ns, SNAP_STATE_QUEUED, emit_elapsed,
+			  sm);
 }
 
 /*
@@ -203,7 +239,7 @@ static void finish_wall(struct sampler *sm, struct session *s, struct thread *t)
 
 const struct policy policy_wall = {
 	.name = "wall",
-	.flags = POLICY_DEFER,
+	.flags = POLICY_DEFER | POLICY_LOOK,
 	.cold_slack_ns = WALL_COLD_SCAN_NS,
 	.tick = tick_wall,
 	.emit = emit_elapsed,

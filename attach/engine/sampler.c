@@ -156,7 +156,7 @@ void *sampler_main(void *arg)
 		s.defer_ctx = sm;
 		s.batch_ns = c->policy->flags & POLICY_ONCE ? 0 : c->period_ns / 2;
 	}
-	s.want_running = !!(c->policy->flags & POLICY_RUNNING);
+	s.want_look = !!(c->policy->flags & (POLICY_RUNNING | POLICY_LOOK));
 	s.hints = c->hints;
 	/* Measured before attaching: a few ms of futex wakes, once per process. */
 	if (c->policy->flags & POLICY_WAITS) {

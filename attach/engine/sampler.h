@@ -37,6 +37,7 @@ struct sampler;
 #define POLICY_RUNNING 4u   /* mark stops that did not find the thread running (snapshot.slept) */
 #define POLICY_EAGER 8u     /* a tick that finds the thread count changed reads the list first */
 #define POLICY_WAITS 16u    /* the kernel's side of each wait is kept apart (waitcost.h, thread.wait_ns) */
+#define POLICY_LOOK 32u     /* label stops running, waiting for a CPU or asleep (snapshot.queued) */
 
 struct policy {
 	const char *name;

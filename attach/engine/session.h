@@ -104,10 +104,11 @@ struct session {
 	uint64_t batch_ns;        /* with defer_emit: after this long, a batch defers without waiting */
 	/*
 	 * Mark stops that did not find the thread running (snap->slept): it
-	 * slept in a syscall, or woke only after our interrupt. Costs one
-	 * read of schedstat before each interrupt.
+	 * slept in a syscall, or woke only after our interrupt; and of those,
+	 * the ones that waited for a CPU (snap->queued). Costs one read of
+	 * schedstat before each interrupt.
 	 */
-	int want_running;
+	int want_look;
 	int gone;                 /* the process has exited */
 	int execed;               /* the process replaced its program */
 	int stop_signal;          /* SIGINT/SIGTERM/SIGHUP received, or 0 */
@@ -182,6 +183,10 @@ void session_await_deferred(struct session *s, uint64_t wait_ns);
  */
 void session_repeat(struct session *s, struct thread *t, uint32_t count, uint64_t time_ns,
 		    session_emit_fn *emit, void *ctx);
+
+/* The same, labelled state (a snapshot.state letter) rather than the last sample's. */
+void session_repeat_as(struct session *s, struct thread *t, uint32_t count, uint64_t time_ns,
+		       char state, session_emit_fn *emit, void *ctx);
 
 /*
  * Whether the number of threads changed since the last rescan: one stat

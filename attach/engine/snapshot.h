@@ -33,6 +33,9 @@
 #define SNAP_TORN 5     /* kept waking while read without a stop: no stack, said so */
 #define SNAP_MARKER 6   /* CPU no stack can carry, under one named frame (marker); tid 0: no thread */
 
+/* snapshot.state of a thread that was waiting for a CPU (ours; /proc says 'R'). */
+#define SNAP_STATE_QUEUED 'q'
+
 struct snapshot {
 	struct snapshot *next;
 	pid_t tid;
@@ -48,6 +51,10 @@ struct snapshot {
 	int slept;             /* SNAP_STOPPED: the stop found it asleep in a syscall... */
 	long slept_nr;         /* ... this one */
 	int slid;              /* SNAP_STOPPED: it ran on to a later syscall: not where it was */
+	int ran_on;            /* ... or to one that our stop broke at once (a sleep's entry) */
+	int queued;            /* SNAP_STOPPED: off a CPU when asked, mostly waiting for one */
+	int repeat_running;    /* SNAP_REPEAT: of the thread's last stack found running */
+	char repeat_state;     /* SNAP_REPEAT: this state, not the last sample's (0) */
 	const char *marker;    /* SNAP_MARKER: the frame's name (a static string) */
 	struct thread_image img;
 	unsigned char *stack;  /* owned; img.stack[i].bytes point into it */

@@ -97,6 +97,26 @@ static int stopped_asleep(long orig_rax, long rax)
 #define KICK_LATE_MIN 8       /* user-code stops of running threads seen before the host is judged */
 #define SLIDE_NS 20000ull     /* ran this long before stopping in a syscall: it came later */
 
+/*
+ * Whether a thread put on a CPU since the look before our interrupt was
+ * waiting for one at that look: runnable, not running and not asleep.
+ * Its run-queue time (schedstat) grows by a whole wait when the wait ends;
+ * a wait that ended since the look and lasted about as long as the time
+ * since the look (less what it ran once back: with our stop pending it
+ * stops on its way back to user space, tens of us on a PVM guest) began
+ * before the look. A thread running at the look and preempted later
+ * waited less than that, unless preempted within QUEUED_RAN_NS of it.
+ */
+#define QUEUED_RAN_NS 100000ull
+
+static int queued_since(const struct thread *t)
+{
+	uint64_t now = clock_mono_ns(), dt = now > t->intr_ns ? now - t->intr_ns : 0;
+	uint64_t q = t->queued_ns > t->intr_queued_ns ? t->queued_ns - t->intr_queued_ns : 0;
+
+	return q > 0 && q + QUEUED_RAN_NS >= dt;
+}
+
 static int kicks_late(const struct session *s)
 {
 	return s->stats.user_stops >= KICK_LATE_MIN &&
@@ -113,12 +133,14 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &ur) < 0)
 		return -1;
 	/* One pread inside the pause: the thread's clock against the look before our interrupt. */
-	clock = s->want_running && before && thread_read_cpu(&s->threads, t, &cpu) == 0;
+	clock = s->want_look && before && thread_read_cpu(&s->threads, t, &cpu) == 0;
 	/* A thread that ran after we asked was running then (one waiting for a CPU runs 0). */
 	if ((long)ur.orig_rax < 0 && clock && cpu > before) {
 		s->stats.user_stops++;
 		s->stats.user_stops_late += cpu > before + KICK_LATE_NS;
 	}
+	if (clock && t->slices != slices)
+		snap->queued = queued_since(t);
 	if ((long)ur.orig_rax >= 0) {
 		/*
 		 * Stopped inside a syscall. If it was put on a CPU since the
@@ -133,8 +155,8 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 		 */
 		if (clock) {
 			snap->slept = t->slices != slices;
-			snap->slid = !snap->slept && kicks_late(s) && cpu > before + SLIDE_NS &&
-				     !stopped_asleep((long)ur.orig_rax, (long)ur.rax);
+			snap->ran_on = !snap->slept && kicks_late(s) && cpu > before + SLIDE_NS;
+			snap->slid = snap->ran_on && !stopped_asleep((long)ur.orig_rax, (long)ur.rax);
 			s->stats.slid += (uint64_t)snap->slid;
 		} else {
 			snap->slept = stopped_asleep((long)ur.orig_rax, (long)ur.rax);
@@ -230,10 +252,14 @@ static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *
 
 	if (!snap->time_ns)
 		snap->time_ns = clock_mono_ns();
-	if (snap->how == SNAP_STOPPED || snap->how == SNAP_LOST)
+	/* Stopped because it was running or runnable when looked at (/proc). */
+	if (snap->how == SNAP_STOPPED)
+		snap->state = snap->queued ? SNAP_STATE_QUEUED : 'R';
+	else if (snap->how == SNAP_LOST)
 		snap->state = 'R';
 	else if (snap->how == SNAP_REPEAT)
-		snap->state = t->last_state ? t->last_state : '?';
+		snap->state = snap->repeat_state ? snap->repeat_state
+			      : t->last_state ? t->last_state : '?';
 	else if (s->want_state)
 		snap->state = thread_read_state(&s->threads, t, &named);
 	/* A running thread's ticks repeated (wall) are running ones, not "unknown". */
@@ -246,8 +272,8 @@ static void emit_snapshot(struct session *s, struct thread *t, struct snapshot *
 	emit(ctx, t, snap);
 }
 
-void session_repeat(struct session *s, struct thread *t, uint32_t count, uint64_t time_ns,
-		    session_emit_fn *emit, void *ctx)
+void session_repeat_as(struct session *s, struct thread *t, uint32_t count, uint64_t time_ns,
+		       char state, session_emit_fn *emit, void *ctx)
 {
 	struct snapshot *snap = snapshot_new(s, t, SNAP_REPEAT);
 
@@ -255,9 +281,16 @@ void session_repeat(struct session *s, struct thread *t, uint32_t count, uint64_
 		return;
 	snap->count = count;
 	snap->time_ns = time_ns;
+	snap->repeat_state = state;
 	if (t->flags & THREAD_ASLEEP)
 		snap->syscall = t->asleep_nr;
 	emit_snapshot(s, t, snap, emit, ctx);
+}
+
+void session_repeat(struct session *s, struct thread *t, uint32_t count, uint64_t time_ns,
+		    session_emit_fn *emit, void *ctx)
+{
+	session_repeat_as(s, t, count, time_ns, 0, emit, ctx);
 }
 
 /*
@@ -422,9 +455,10 @@ static int seize(struct session *s, struct thread *t)
 	}
 	/* The look closest to the interrupt (see copy_stopped); a failed one changes nothing. */
 	t->intr_cpu_ns = 0;
-	if (s->want_running && thread_read_cpu(&s->threads, t, &cpu) == 0) {
+	if (s->want_look && thread_read_cpu(&s->threads, t, &cpu) == 0) {
 		t->intr_cpu_ns = cpu;
 		t->intr_slices = t->slices;
+		t->intr_queued_ns = t->queued_ns;
 	}
 	t->intr_ns = clock_mono_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {

@@ -190,7 +190,7 @@ int thread_read_cpu(struct threads *ts, struct thread *t, uint64_t *ns)
 
 	if (open_file(ts, t, &t->fd_schedstat, "schedstat") < 0 ||
 	    proc_pread_line(t->fd_schedstat, buf, sizeof(buf)) <= 0 ||
-	    proc_schedstat(buf, ns, &slices) < 0)
+	    proc_schedstat(buf, ns, &t->queued_ns, &slices) < 0)
 		return -1;
 	t->slices = slices; /* a slice begins each time it is put on a CPU */
 	return 0;

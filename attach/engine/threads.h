@@ -45,6 +45,9 @@ struct thread {
 	uint64_t intr_ns;        /* when we asked it to stop */
 	uint64_t intr_cpu_ns;    /* cpu: its CPU clock just before we asked (0: not read) */
 	uint64_t intr_slices;    /* cpu: its slices at that look (later reads move t->slices) */
+	uint64_t queued_ns;      /* time it waited for a CPU, as of the last read of its clock */
+	uint64_t intr_queued_ns; /* ... at the look before our interrupt */
+	uint64_t queued_sample_ns; /* wall: ... as of its last sample */
 	uint64_t scan_no;        /* the last /proc/PID/task read that listed it */
 	uint64_t asleep_cpu;     /* its CPU clock when last read asleep */
 	long asleep_nr;          /* the syscall it slept in then */
@@ -102,7 +105,7 @@ int thread_read_switches(struct threads *ts, struct thread *t, uint64_t *vol, ui
 
 /*
  * Its CPU time in ns from schedstat; 0 or -1 (thread gone). Also sets
- * t->slices from the same read.
+ * t->slices and t->queued_ns from the same read.
  */
 int thread_read_cpu(struct threads *ts, struct thread *t, uint64_t *ns);
 

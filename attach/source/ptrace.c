@@ -85,10 +85,14 @@ static void recorders_release(struct recorders *rs, struct record_stats *total)
 	rs->n = 1;
 }
 
+/* The recorder's key for a thread's last stack found running (its tid's is its last stack). */
+#define RUNNING_KEY(tid) ((uint64_t)(uint32_t)(tid) | 1ull << 32)
+
 static const char *state_name(char c)
 {
 	switch (c) {
 	case 'R': return "running";
+	case SNAP_STATE_QUEUED: return "runnable";
 	case 'S': return "sleeping";
 	case 'D': return "disk wait";
 	case 'T': return "stopped";
@@ -158,13 +162,17 @@ static void record_snapshot(struct recorder *rec, struct label_src *lab,
 		return;
 	}
 	if (snap->how == SNAP_REPEAT) {
-		if (recorder_repeat(rec, (uint64_t)snap->tid, v, l, nl) == 0)
+		if ((snap->repeat_running &&
+		     recorder_repeat(rec, RUNNING_KEY(snap->tid), v, l, nl) == 0) ||
+		    recorder_repeat(rec, (uint64_t)snap->tid, v, l, nl) == 0)
 			return;
 		/* No earlier stack (should not happen): count it, stackless. */
 		profile_add_sample(recorder_profile(rec), NULL, 0, v, l, nl);
 		return;
 	}
 	recorder_add(rec, (uint64_t)snap->tid, &snap->img, v, l, nl);
+	if (snap->how == SNAP_STOPPED && snap->state == 'R' && !snap->slid)
+		recorder_remember(rec, RUNNING_KEY(snap->tid));
 	if (!snap->img.nstacks)
 		return;
 	/*

@@ -238,6 +238,11 @@ static void remember(struct recorder *r, uint64_t key, size_t k)
 	memcpy(ls->ids, r->ids, k * sizeof(ls->ids[0]));
 }
 
+void recorder_remember(struct recorder *r, uint64_t key)
+{
+	remember(r, key, r->last_n);
+}
+
 int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
 		    const struct profile_label_in *labels, size_t nlabels)
 {
@@ -344,6 +349,7 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 	r->stats.stacks++;
 	r->stats.frames += n;
 	remember(r, key, k);
+	r->last_n = k;
 	if (profile_add_sample(r->prof, r->ids, k, values, labels, nlabels) < 0) {
 		r->stats.failed++;
 		return -1;

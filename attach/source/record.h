@@ -73,6 +73,9 @@ void recorder_free(struct recorder *r);
 int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *img,
 		 const int64_t *values, const struct profile_label_in *labels, size_t nlabels);
 
+/* Keep the stack of the last recorder_add() under key too (best effort). */
+void recorder_remember(struct recorder *r, uint64_t key);
+
 /* Add a sample with the stack last recorded under key. 0, or -1 when there is none. */
 int recorder_repeat(struct recorder *r, uint64_t key, const int64_t *values,
 		    const struct profile_label_in *labels, size_t nlabels);

@@ -33,6 +33,7 @@ struct recorder {
 	struct u64map last;   /* key -> struct last_stack * */
 	struct record_stats stats;
 	unsigned last_flags; /* UNWIND_* of the last recorder_add() */
+	size_t last_n;       /* ... and its stack's length in ids */
 	pid_t pid;
 	struct perfmap jit;   /* the target's /tmp/perf-PID.map */
 	int jit_state;        /* 0 not read, 1 read, -1 none */

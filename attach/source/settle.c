@@ -51,7 +51,7 @@ static void put_schedstat(const char *buf, uint64_t tid, struct u64map *m, struc
 {
 	uint64_t cpu, n;
 
-	if (proc_schedstat(buf, &cpu, &n) < 0)
+	if (proc_schedstat(buf, &cpu, NULL, &n) < 0)
 		return;
 	u64map_put(m, tid, cpu);
 	if (slices)

@@ -235,17 +235,18 @@ static void test_proc_stat_times(void **state)
 
 static void test_proc_schedstat(void **state)
 {
-	uint64_t cpu = 1, n = 1;
+	uint64_t cpu = 1, n = 1, q = 1;
 
 	(void)state;
-	assert_int_equal(proc_schedstat("123456 789 42\n", &cpu, &n), 0);
+	assert_int_equal(proc_schedstat("123456 789 42\n", &cpu, &q, &n), 0);
 	assert_int_equal(cpu, 123456);
+	assert_int_equal(q, 789);
 	assert_int_equal(n, 42);
-	assert_int_equal(proc_schedstat("99", &cpu, &n), 0); /* cut short: no slices */
+	assert_int_equal(proc_schedstat("99", &cpu, NULL, &n), 0); /* cut short: no slices */
 	assert_int_equal(cpu, 99);
 	assert_int_equal(n, 0);
-	assert_int_equal(proc_schedstat("x 1 2", &cpu, &n), -1);
-	assert_int_equal(proc_schedstat("", &cpu, &n), -1);
+	assert_int_equal(proc_schedstat("x 1 2", &cpu, &q, &n), -1);
+	assert_int_equal(proc_schedstat("", &cpu, &q, &n), -1);
 }
 
 /* Control bytes escaped, everything else (UTF-8 too) copied; never half an escape. */
