@@ -85,7 +85,12 @@ kill "$TPID"
 TARGET_ENV=(LD_PRELOAD="$B/libcprof.so" CPROF_SAMPLE_RATE=1)
 start_target prefork -q -m 400 2
 TARGET_ENV=()
-sleep 0.5
+# Each worker says so once it holds its blocks: a fixed wait was short
+# once under load (worker 1 had allocated nothing yet).
+for i in $(seq 1 200); do
+	[ "$(grep -c '^worker [01] ' "$WORK/prefork.out")" -ge 2 ] && break
+	sleep 0.05
+done
 "$ATTACH" -p "$TPID" -t heap --children -o "$WORK/heap.pb.gz" 2>"$WORK/heap.err"
 rc=$?
 cat "$WORK/heap.err"
