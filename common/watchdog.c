@@ -205,7 +205,13 @@ int watchdog_start(void)
 	sigset_t set;
 	int r;
 
-	proc_stop_signals(&set, 0);
+	/*
+	 * SIGCHLD too, in every thread from here on: a tracee's stop raises
+	 * one for the whole process, and a thread that did not block it took
+	 * it (ignored) before the tracer's signalfd saw it, so the tracer
+	 * waited out its poll: every ptrace pause was 1 ms longer.
+	 */
+	proc_stop_signals(&set, 1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	wd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (wd_fd < 0)
