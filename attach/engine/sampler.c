@@ -17,6 +17,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "attach/engine/chldwake.h"
 #include "attach/engine/sampler.h"
 #include "common/err.h"
 #include "common/proc.h"
@@ -89,15 +90,18 @@ static int sampler_tick(struct sampler *sm, struct session *s, pid_t **tids, uin
  */
 static void sampler_settle_late(struct sampler *sm, struct session *s)
 {
-	struct pollfd pfd[2] = { { .fd = s->sigfd, .events = POLLIN },
-				 { .fd = watchdog_fd(), .events = POLLIN } };
+	struct pollfd pfd[3] = { { .fd = s->sigfd, .events = POLLIN },
+				 { .fd = watchdog_fd(), .events = POLLIN },
+				 { .fd = s->wakefd, .events = POLLIN } };
 	uint64_t now = clock_mono_ns(), deadline = now + sm->cfg.period_ns;
 
+	chldwake_waiting(s->wakeslot, 1);
 	while (s->late && now < deadline && !s->stop_signal) {
-		poll(pfd, 2, (int)((deadline - now + 999999) / 1000000));
+		poll(pfd, 3, (int)((deadline - now + 999999) / 1000000));
 		session_poll(s);
 		now = clock_mono_ns();
 	}
+	chldwake_waiting(s->wakeslot, 0);
 }
 
 static void sampler_finish(struct sampler *sm, struct session *s)
@@ -134,7 +138,7 @@ void *sampler_main(void *arg)
 	struct sampler_results *r = &sm->res;
 	struct session s;
 	struct itimerspec its;
-	struct pollfd pfd[4];
+	struct pollfd pfd[5];
 	uint64_t now, deadline, exp, last_rescan, last_forced;
 	pid_t *tids = NULL;
 	uint32_t cap = 0;
@@ -217,6 +221,8 @@ void *sampler_main(void *arg)
 	pfd[2].events = POLLIN;
 	pfd[3].fd = watchdog_fd(); /* the stop signals, when the watchdog takes them */
 	pfd[3].events = POLLIN;
+	pfd[4].fd = s.wakefd; /* a SIGCHLD another tracer read (chldwake.h) */
+	pfd[4].events = POLLIN;
 	for (;;) {
 		if (s.stop_signal || (c->root && (s.gone || s.execed || s.lost))) {
 			/* A signal to us, or the root's end, ends every tracer of a --children capture. */
@@ -231,10 +237,12 @@ void *sampler_main(void *arg)
 		if (now >= deadline)
 			break;
 		timeout = (int)((deadline - now + 999999) / 1000000);
-		if (poll(pfd, 4, timeout) < 0 && errno != EINTR)
+		/* Late stops to reap: a SIGCHLD another tracer reads wakes us too. */
+		chldwake_waiting(s.wakeslot, s.late > 0);
+		if (poll(pfd, 5, timeout) < 0 && errno != EINTR)
 			break;
 		/* A held thread may be an exiting one whose exit waits on our reaping. */
-		if (pfd[1].revents || pfd[2].revents || pfd[3].revents || s.late)
+		if (pfd[1].revents || pfd[2].revents || pfd[3].revents || pfd[4].revents || s.late)
 			session_poll(&s);
 		if (pfd[0].revents && read(tfd, &exp, sizeof(exp)) == (ssize_t)sizeof(exp)) {
 			r->ticks_missed += exp - 1;

@@ -17,6 +17,7 @@
 #include "attach/engine/session.h"
 #include "attach/engine/target.h"
 #include "common/err.h"
+#include "attach/engine/chldwake.h"
 #include "common/proc.h"
 #include "common/watchdog.h"
 
@@ -29,6 +30,7 @@ int session_init(struct session *s, pid_t pid, size_t stack_cap)
 	s->stack_cap = stack_cap;
 	s->sigfd = -1;
 	s->pidfd = -1;
+	s->wakeslot = chldwake_open(&s->wakefd);
 	if (threads_init(&s->threads, pid) < 0)
 		return error("out of memory");
 	proc_stop_signals(&set, 1);
@@ -61,6 +63,8 @@ void session_release(struct session *s)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	s->sigfd = s->pidfd = -1;
+	chldwake_close(s->wakeslot);
+	s->wakeslot = s->wakefd = -1;
 }
 
 int session_start(struct session *s)

@@ -81,6 +81,8 @@ struct session {
 	struct threads threads;
 	int sigfd;                /* signalfd: SIGCHLD, and SIGINT, SIGTERM, SIGHUP without a watchdog */
 	int pidfd;                /* readable when the process exits; -1 if unsupported */
+	int wakefd;               /* readable when another tracer read a SIGCHLD (chldwake.h) */
+	int wakeslot;             /* ... our slot there, or -1 */
 	size_t stack_cap;
 	struct stack_hints *hints; /* per-thread copy sizes, or NULL: always stack_cap */
 	uint64_t restorer;        /* a signal frame's return address found to be rt_sigreturn */

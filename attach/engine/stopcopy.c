@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attach/engine/chldwake.h"
 #include "attach/engine/session.h"
 #include "attach/engine/stackcopy.h"
 #include "attach/engine/target.h"
@@ -321,10 +322,17 @@ static void stopcopy_late(struct session *s, struct thread *t, int status)
 static void session_drain_signals(struct session *s)
 {
 	struct signalfd_siginfo si;
+	int chld = 0;
 
-	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+	chldwake_drain(s->wakefd);
+	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)
 			s->stop_signal = (int)si.ssi_signo;
+		chld |= si.ssi_signo == SIGCHLD;
+	}
+	/* It may have been another tracer's stop (--children): they look too. */
+	if (chld)
+		chldwake_broadcast(s->wakeslot);
 	if (!s->stop_signal)
 		s->stop_signal = watchdog_stop_signal(); /* the watchdog takes them when it runs */
 }
@@ -402,7 +410,8 @@ static uint32_t deferred_tids(struct session *s, pid_t *tids, uint32_t cap)
 
 void session_await_deferred(struct session *s, uint64_t wait_ns)
 {
-	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = s->sigfd, .events = POLLIN },
+				 { .fd = s->wakefd, .events = POLLIN } };
 	uint64_t deadline = clock_mono_ns() + wait_ns, now;
 	struct snapshot *snap;
 	struct thread *t;
@@ -411,13 +420,15 @@ void session_await_deferred(struct session *s, uint64_t wait_ns)
 
 	if (!s->late || !s->defer_emit || !(tids = malloc(cap * sizeof(*tids))))
 		return;
+	chldwake_waiting(s->wakeslot, 1);
 	while ((n = deferred_tids(s, tids, cap)) && !s->stop_signal && !s->gone && !s->execed) {
 		if ((now = clock_mono_ns()) >= deadline)
 			break;
 		/* A stop raises a SIGCHLD, which makes the signalfd readable; a stop signal is looked for each 100 ms. */
-		poll(&pfd, 1, deadline - now > 100000000u ? 100 : (int)((deadline - now + 999999) / 1000000));
+		poll(pfd, 2, deadline - now > 100000000u ? 100 : (int)((deadline - now + 999999) / 1000000));
 		session_poll(s);
 	}
+	chldwake_waiting(s->wakeslot, 0);
 	n = deferred_tids(s, tids, cap);
 	for (i = 0; i < n; i++) {
 		if (!(t = threads_get(&s->threads, tids[i])))
@@ -540,21 +551,14 @@ static int read_asleep(struct session *s, struct thread *t, int have_cpu, uint64
 	return 0;
 }
 
-/*
- * Stop, copy and release one running thread, waiting at most until
- * deadline for its stop. Returns 0, or -1 when it did not stop in time
- * (it stays held; session_poll() releases it when its stop comes).
- */
-static int sample_running(struct session *s, struct thread *t, uint64_t deadline,
-			  session_emit_fn *emit, void *ctx)
+/* sample_running's wait for the stop asked of t. */
+static int sample_running_wait(struct session *s, struct thread *t, uint64_t deadline,
+			       struct pollfd *pfd, session_emit_fn *emit, void *ctx)
 {
-	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
 	uint64_t now;
 	int status;
 	pid_t r;
 
-	if (seize(s, t) < 0)
-		return 0;
 	for (;;) {
 		/* By tid: the kernel checks one task, where -1 would walk every child. */
 		r = waitpid(t->tid, &status, __WALL | WNOHANG);
@@ -569,11 +573,32 @@ static int sample_running(struct session *s, struct thread *t, uint64_t deadline
 		now = clock_mono_ns();
 		if (now >= deadline)
 			return -1;
-		/* Its stop raises a SIGCHLD, which makes the signalfd readable. */
-		poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000));
+		/* Its stop raises a SIGCHLD, which makes the signalfd readable (or another tracer's). */
+		poll(pfd, 2, (int)((deadline - now + 999999) / 1000000));
 		session_poll(s);
 	}
 }
+
+/*
+ * Stop, copy and release one running thread, waiting at most until
+ * deadline for its stop. Returns 0, or -1 when it did not stop in time
+ * (it stays held; session_poll() releases it when its stop comes).
+ */
+static int sample_running(struct session *s, struct thread *t, uint64_t deadline,
+			  session_emit_fn *emit, void *ctx)
+{
+	struct pollfd pfd[2] = { { .fd = s->sigfd, .events = POLLIN },
+				 { .fd = s->wakefd, .events = POLLIN } };
+	int r;
+
+	if (seize(s, t) < 0)
+		return 0;
+	chldwake_waiting(s->wakeslot, 1);
+	r = sample_running_wait(s, t, deadline, pfd, emit, ctx);
+	chldwake_waiting(s->wakeslot, 0);
+	return r;
+}
+
 
 /*
  * Running threads are taken one at a time, as the raw ptrace floor does:
