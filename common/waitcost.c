@@ -213,6 +213,27 @@ static void measure(void)
 		timer_cost = cost;
 }
 
+static void *measure_main(void *arg)
+{
+	(void)arg;
+	pthread_once(&once, measure);
+	return NULL;
+}
+
+void waitcost_start(void)
+{
+	static int started;
+	pthread_attr_t a;
+	pthread_t th;
+
+	if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL))
+		return;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	(void)pthread_create(&th, &a, measure_main, NULL);
+	pthread_attr_destroy(&a);
+}
+
 uint64_t waitcost_ns(void)
 {
 	pthread_once(&once, measure);

@@ -38,6 +38,14 @@
 
 #define WAITCOST_FRAME "[kernel: switching the thread in and out]"
 
+/*
+ * Start the measurement on a thread of its own, so that it overlaps what
+ * the caller does before it needs the figures (opening the target's
+ * objects): waitcost_ns() then waits for it to end. Idempotent; without
+ * a thread the first waitcost_ns() measures, as before.
+ */
+void waitcost_start(void);
+
 /* CPU ns one wait-and-wake costs a thread here, woken by another (0: unknown). */
 uint64_t waitcost_ns(void);
 

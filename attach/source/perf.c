@@ -564,6 +564,8 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 
 	*out = NULL;
 	*refused = 0;
+	/* The wait cost, measured while the events and the objects are opened. */
+	waitcost_start();
 	memset(&c, 0, sizeof(c));
 	memset(rep, 0, sizeof(*rep));
 	u64map_init(&c.names, NAMES_MAX);
@@ -615,7 +617,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		note("profiling %d (%s): %s for %.3gs at %.0f Hz%s%s", (int)c.pid, c.comm, q->what,
 		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
 		     q->how ? q->how : "");
-	/* Measured before the events are enabled: a few ms of futex wakes (waitcost.h). */
+	/* Measured before the events are enabled (waitcost_start() above): a few ms of futex wakes (waitcost.h). */
 	if (a->scope != PERF_SCOPE_TASK) {
 		c.wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();
 		c.timer_cost_ns = rep->pf.timer_cost_ns = waitcost_timer_ns();

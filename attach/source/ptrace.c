@@ -27,6 +27,7 @@
 #include "attach/source/source.h"
 #include "common/err.h"
 #include "common/proc.h"
+#include "common/waitcost.h"
 #include "model/profile.h"
 
 #define SEEN_MAX 65536
@@ -309,6 +310,9 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	int qinit = 0, closed = 0, nice_was;
 	struct settle st;
 
+	/* The wait cost, measured meanwhile: the tracer asks for it when it starts. */
+	if (q->policy->flags & POLICY_WAITS)
+		waitcost_start();
 	*out = NULL;
 	memset(rep, 0, sizeof(*rep));
 	settle_init(&st);
