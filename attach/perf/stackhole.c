@@ -5,6 +5,7 @@
  * out of copied bytes come here (the recorder decides), after the
  * alternate-stack completion (altstack.h) had its try.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,18 +27,41 @@ void stackhole_release(struct stackhole *h)
 	h->buf = NULL;
 }
 
+/*
+ * Up to cap bytes from addr into buf, a page at a time so that the first
+ * unreadable page ends it: the number read. Bounded in time (a page the
+ * target registered with userfaultfd and never resolves): after the
+ * first read that does not return, none is tried again (*dead).
+ */
+static size_t read_upto(pid_t pid, uint64_t addr, unsigned char *buf, size_t cap, int *dead)
+{
+	size_t n = 0, k;
+
+	while (n < cap && !*dead) {
+		k = STACKHOLE_PAGE - (size_t)((addr + n) % STACKHOLE_PAGE);
+		if (k > cap - n)
+			k = cap - n;
+		if (vm_read_bounded(pid, addr + n, buf + n, k) < 0) {
+			*dead = errno == ETIMEDOUT || errno == EINTR;
+			break;
+		}
+		n += k;
+	}
+	return n;
+}
+
 int stackhole_complete(void *ctx, const struct thread_image *img, struct thread_image *out)
 {
 	struct stackhole *h = ctx;
 	const struct stack_region *r0 = &img->stack[0];
 	size_t n, edge;
 
-	if (img->nstacks != 1 || !r0->bytes || !h->buf || r0->len < STACKHOLE_EDGE ||
+	if (img->nstacks != 1 || !r0->bytes || !h->buf || h->dead || r0->len < STACKHOLE_EDGE ||
 	    r0->len >= h->cap || r0->addr + r0->len < r0->addr)
 		return -1;
 	/* The copy's end again, then all above it that can be read up to the cap. */
 	edge = r0->len - STACKHOLE_EDGE;
-	n = vm_read_upto(h->pid, r0->addr + edge, h->buf + edge, h->cap - edge);
+	n = read_upto(h->pid, r0->addr + edge, h->buf + edge, h->cap - edge, &h->dead);
 	if (n <= STACKHOLE_EDGE)
 		return -1; /* the stack's end: nothing above the copy */
 	if (memcmp(h->buf + edge, r0->bytes + edge, STACKHOLE_EDGE) != 0) {

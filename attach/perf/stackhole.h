@@ -28,7 +28,10 @@
  *    them and now runs above with other frames is not caught; the
  *    unwinder's call-site checks catch most bytes that are not a stack
  *    (README, Known limits);
- *  - every byte read is untrusted: the unwinder walks it with its bounds.
+ *  - every byte read is untrusted: the unwinder walks it with its bounds;
+ *  - every read is bounded in time (vm_read_bounded(): a page registered
+ *    with userfaultfd and never resolved holds a read for ever): after
+ *    one that does not return, no completion is tried again (dead).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -36,7 +39,8 @@
 
 #include "unwind/unwinder.h"
 
-#define STACKHOLE_EDGE 64 /* bytes of the copy's end read again */
+#define STACKHOLE_EDGE 64   /* bytes of the copy's end read again */
+#define STACKHOLE_PAGE 4096 /* reads go a page at a time: the first unreadable one ends them */
 
 struct stackhole {
 	pid_t pid;
@@ -44,6 +48,7 @@ struct stackhole {
 	unsigned char *buf; /* cap bytes: the last completion's stack */
 	uint64_t completed; /* samples given the stack above their copy */
 	uint64_t stale;     /* refused: the copy's end changed before the read */
+	int dead;           /* a read did not return in time: no more completions */
 };
 
 /* Ready h to complete samples of process pid up to cap bytes of stack: 0 or -1. */

@@ -7,6 +7,10 @@
 #  (b) a sleeping thread's stack so registered: the ptrace snapshot's read
 #      is on the tracer itself; the watchdog ends the process 3 s into the
 #      read (exit 8) and the kernel lets go of every thread;
+#  (d) a registered page inside a spinning thread's frame, above what the
+#      kernel copies for a perf sample: the rest of the stack is read on
+#      a helper thread with a 2 s deadline; the capture ends as asked,
+#      with that thread's stacks partial, and says the read did not return;
 #  (c) the unprivileged attacker (no CAP_SYS_PTRACE, vm.unprivileged_
 #      userfaultfd 0) gets only a user-mode-only userfaultfd, whose
 #      faults never hold a kernel read: the read fails at once.
@@ -53,6 +57,14 @@ alive stack-term
 bounded stack-wall 8 64 -p "$TPID" -t wall -d 20s -o "$WORK/stack-wall.pb.gz"
 check "stack-wall: exit 8 (rc $RC)" test "$RC" = 8
 alive stack-wall
+
+# (d) a hole in a running thread's stack, read for perf samples
+start_hostile hole "$U" hole
+bounded hole 8 64 -p "$TPID" --sampler perf -d 3s -o "$WORK/hole.pb.gz"
+check "hole: a profile, exit 0 (rc $RC)" test "$RC" = 0 -a -s "$WORK/hole.pb.gz"
+check "hole: says the read did not return" grep -q "did not return" "$WORK/hole.stderr" ||
+	cat "$WORK/hole.stderr" >&2
+alive hole
 
 # (c) the unprivileged attacker's user-mode-only userfaultfd
 start_hostile useg as_attacker "$U" segment -u

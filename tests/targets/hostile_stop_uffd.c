@@ -10,6 +10,11 @@
  *   stack [-u]    a thread asleep in pause() whose stack pages are dropped
  *                 (MADV_DONTNEED) and registered: the ptrace sampler reads
  *                 a sleeping thread's stack without stopping it.
+ *   hole          a thread spinning under a 16 KiB frame used at its low
+ *                 end only (tests/targets/holeyframe), one untouched page
+ *                 of which is registered: a perf sample's stack copy ends
+ *                 below it, and the rest is read from memory
+ *                 (attach/perf/stackhole.h).
  *
  * -u asks for a user-mode-only userfaultfd (UFFD_USER_MODE_ONLY), the
  * only kind an unprivileged user gets when vm.unprivileged_userfaultfd is
@@ -45,6 +50,28 @@ static void *spin_main(void *arg)
 	(void)arg;
 	for (;;)
 		spins++;
+	return NULL;
+}
+
+static volatile char *volatile hole_buf; /* the hole thread's frame, once it spins */
+
+/* A 16 KiB frame written at its low end only; its pages above stay untouched. */
+__attribute__((noinline)) static void hole_frame(void)
+{
+	volatile char buf[16 * 1024];
+	int i;
+
+	for (i = 0; i < 64; i++)
+		buf[i] = (char)i;
+	hole_buf = buf;
+	for (;;)
+		spins += (unsigned long)buf[spins & 63];
+}
+
+static void *hole_main(void *arg)
+{
+	(void)arg;
+	hole_frame();
 	return NULL;
 }
 
@@ -91,7 +118,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: hostile_stop_uffd segment|stack [-u]\n");
+		fprintf(stderr, "usage: hostile_stop_uffd segment|stack|hole [-u]\n");
 		return 2;
 	}
 	pthread_create(&th, NULL, spin_main, NULL);
@@ -103,6 +130,21 @@ int main(int argc, char **argv)
 		if (p == MAP_FAILED)
 			return 3;
 		if (uffd_register(p, SEG_BYTES, user_only) < 0)
+			return 3;
+	} else if (strcmp(argv[1], "hole") == 0) {
+		uintptr_t page;
+
+		p = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return 3;
+		pthread_attr_init(&a);
+		pthread_attr_setstack(&a, p, STACK_BYTES);
+		pthread_create(&th, &a, hole_main, NULL);
+		while (!hole_buf)
+			usleep(1000);
+		/* A page inside the frame, above its used low end: never touched. */
+		page = ((uintptr_t)hole_buf + 8192) & ~(uintptr_t)4095;
+		if (uffd_register((void *)page, 4096, user_only) < 0)
 			return 3;
 	} else {
 		p = mmap(NULL, STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
