@@ -101,9 +101,16 @@ check "usage (2): -d longer than --every" [ $? = 2 ]
 check "cannot attach (3)" [ $? = 3 ]
 # A process that does nothing and exits: nothing captured (4), or, where
 # its exit costs CPU a tick can land in (10 ms on CI's PVM machines: the
-# page tables' teardown), that alone, with no user registers (5).
+# page tables' teardown), that alone, with no user registers (5). It is
+# caught asleep first: its start (the loader, in user mode) is work a
+# capture that begins at once may sample.
 sleep 0.3 &
-"$ATTACH" -p $! -d 5s -o "$WORK/gone.pb.gz" 2>/dev/null
+gp=$!
+for i in $(seq 1 40); do
+	[ "$(awk '{ print $3 }' /proc/$gp/stat 2>/dev/null)" = S ] && break
+	sleep 0.005
+done
+"$ATTACH" -p $gp -d 5s -o "$WORK/gone.pb.gz" 2>/dev/null
 rc=$?
 check "gone before anything was captured (4), or only its exit captured (5) (got $rc)" \
 	sh -c "[ $rc = 4 ] || { [ $rc = 5 ] && ! '$PBDUMP' '$WORK/gone.pb.gz' | grep '^sample [0-9]' | grep -qv 'no user registers'; }"

@@ -76,7 +76,7 @@ check "folded: says its values are wall nanoseconds" grep -q 'its values are wal
 names=$(cat /proc/"$TPID"/task/*/comm | sort -u | paste -sd'|')
 check "--group-by: written" [ -s "$WORK/g.folded" ]
 check "--group-by: every stack under thread=NAME;state=STATE of the target's threads" \
-	sh -c "! grep -vE '^thread=($names);state=(running|sleeping|disk wait|stopped|zombie|idle|unknown);' '$WORK/g.folded' | grep -q ."
+	sh -c "! grep -vE '^thread=($names);state=(running|runnable|sleeping|disk wait|stopped|zombie|idle|unknown);' '$WORK/g.folded' | grep -q ."
 check "--group-by: the hot function under its thread" grep -qE '^thread=[^;]+;state=running;.*;cmp_slow [0-9]+$' "$WORK/g.folded"
 check "--summary json lists the label keys ($(cat "$WORK/g.json"))" \
 	grep -qE '"label_keys":\["state",("syscall",)?"thread","tid"\]' "$WORK/g.json"
