@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -118,6 +119,17 @@ static int queued_since(const struct thread *t)
 	return q > 0 && q + QUEUED_RAN_NS >= dt;
 }
 
+/*
+ * A timer sleep arms its timer and sleeps within microseconds of its
+ * entry: one our stop broke after the thread ran SLIDE_NS since we asked
+ * was entered after we asked (a slide), where a broken ppoll may have been
+ * scanning its descriptors all along.
+ */
+static int timer_sleep(long nr)
+{
+	return nr == SYS_nanosleep || nr == SYS_clock_nanosleep;
+}
+
 static int kicks_late(const struct session *s)
 {
 	return s->stats.user_stops >= KICK_LATE_MIN &&
@@ -157,7 +169,8 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 		if (clock) {
 			snap->slept = t->slices != slices;
 			snap->ran_on = !snap->slept && kicks_late(s) && cpu > before + SLIDE_NS;
-			snap->slid = snap->ran_on && !stopped_asleep((long)ur.orig_rax, (long)ur.rax);
+			snap->slid = snap->ran_on && (!stopped_asleep((long)ur.orig_rax, (long)ur.rax) ||
+						      timer_sleep((long)ur.orig_rax));
 			s->stats.slid += (uint64_t)snap->slid;
 		} else {
 			snap->slept = stopped_asleep((long)ur.orig_rax, (long)ur.rax);

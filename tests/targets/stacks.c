@@ -5,7 +5,7 @@
  * -O2 and without frame pointers, so only DWARF CFI unwinds it.
  *
  * Threads: "qsorter" sorts with cmp_slow(); "signaller" spins in
- * signal_victim() and a thread CPU-time timer interrupts it every 4 ms
+ * signal_victim() and a wall-clock timer interrupts it every 4 ms
  * with SIGUSR1, whose handler spins in handler_spin(); "recurser" calls
  * recurse() 100 deep and spins in recurse_bottom(); "deep" recurses 700
  * deep (past cprof's 512-frame limit) and spins in deep_bottom(); main
@@ -153,8 +153,14 @@ static void *signaller_main(void *arg)
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_nsec = 4000000;
 	its.it_interval.tv_nsec = 4000000;
-	/* Without its timer this thread would test nothing: say so, loudly. */
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) != 0 ||
+	/*
+	 * Without its timer this thread would test nothing: say so, loudly.
+	 * A wall-clock timer: a CPU-time one expires at a scheduler tick, so
+	 * the handler always began just after one and ended before the next,
+	 * and where a ptrace stop lands only at the next kernel entry (a PVM
+	 * guest) no stop ever landed in it (0 handler samples in a CI run).
+	 */
+	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0 ||
 	    timer_settime(timer, 0, &its, NULL) != 0) {
 		perror("stacks: signaller timer");
 		exit(1);
