@@ -195,6 +195,7 @@ void session_stats_add(struct session_stats *into, const struct session_stats *f
 	into->deferred += from->deferred;
 	into->blocked_reads += from->blocked_reads;
 	into->torn_reads += from->torn_reads;
+	into->torn_stops += from->torn_stops;
 	into->repeats += from->repeats;
 	into->stop_timeouts += from->stop_timeouts;
 	into->seize_failures += from->seize_failures;

@@ -59,6 +59,7 @@ struct session_stats {
 	uint64_t deferred;         /* ... of which waited for a CPU: copied when they next ran */
 	uint64_t blocked_reads;    /* threads read without stopping */
 	uint64_t torn_reads;       /* ... read again: they woke during the copy */
+	uint64_t torn_stops;       /* ... stopped after three such reads in a row */
 	uint64_t repeats;          /* threads found exactly as last read */
 	uint64_t stop_timeouts;    /* a stop did not come in time */
 	uint64_t seize_failures;   /* PTRACE_SEIZE refused (another tracer?) */

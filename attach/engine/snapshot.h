@@ -30,7 +30,6 @@
 #define SNAP_SYSCALL 2  /* thread blocked in a syscall, not stopped: sp and pc */
 #define SNAP_REPEAT 3   /* thread has not run since its last sample: same stack, no bytes */
 #define SNAP_LOST 4     /* running, but did not stop in time: no stack, said so */
-#define SNAP_TORN 5     /* kept waking while read without a stop: no stack, said so */
 #define SNAP_MARKER 6   /* CPU no stack can carry, under one named frame (marker); tid 0: no thread */
 
 /* snapshot.state of a thread that was waiting for a CPU (ours; /proc says 'R'). */

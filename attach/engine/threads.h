@@ -26,6 +26,7 @@
 #define THREAD_READ 8u         /* the sampler read its clock this tick already */
 #define THREAD_DEFERRED 16u    /* held; copied for session.defer_emit when its stop comes */
 #define THREAD_CHARGED 32u     /* cpu: a sample found it running (its last stack is one) */
+#define THREAD_TORN 64u        /* asked to stop though asleep: it kept waking while read */
 
 struct thread {
 	pid_t tid;

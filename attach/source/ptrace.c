@@ -158,10 +158,6 @@ static void record_snapshot(struct recorder *rec, struct label_src *lab,
 		recorder_marker_sample(rec, snap->marker, v, l, nl);
 		return;
 	}
-	if (snap->how == SNAP_TORN) {
-		recorder_marker_sample(rec, "[not captured: kept waking while read]", v, l, nl);
-		return;
-	}
 	if (snap->how == SNAP_REPEAT) {
 		if ((snap->repeat_running &&
 		     recorder_repeat(rec, RUNNING_KEY(snap->tid), v, l, nl) == 0) ||

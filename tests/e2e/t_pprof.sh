@@ -58,6 +58,7 @@ total=$(wc -l <"$WORK/nonleaf.txt")
 true
 bad=$(comm -23 "$WORK/nonleaf.txt" "$WORK/callsites.txt" | wc -l)
 echo "non-leaf executable addresses: $total, not a call site: $bad"
+[ "$bad" = 0 ] || { comm -23 "$WORK/nonleaf.txt" "$WORK/callsites.txt" | head -5 | sed 's/^/  not a call site: 0x/'; go tool pprof -traces "$WORK/p.pb.gz" 2>/dev/null | head -400 >"$WORK/traces.txt"; cp "$WORK/p.pb.gz" /tmp/t_pprof_bad.pb.gz 2>/dev/null; }
 check "non-leaf executable addresses found" [ "$total" -ge 5 ]
 check "every non-leaf address is a call site (return address - 1)" [ "$bad" = 0 ]
 
