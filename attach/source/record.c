@@ -105,8 +105,12 @@ static const char *unnamed(const struct space_obj *o, uint64_t start, char *out,
 }
 
 /*
- * sigframe: the address is a signal trampoline; stripped libcs do not name
- * theirs (__restore_rt), so it gets the name gdb gives it.
+ * sigframe: the address is a signal trampoline, whose frame always gets
+ * the name gdb gives it: reached as a handler's return address (less one,
+ * before the trampoline's symbol) it has none, and a thread sampled inside
+ * rt_sigreturn was named __restore_rt where libc's symbols are at hand,
+ * one frame under two names (and its caller's exact pc not marked as
+ * following a signal frame).
  */
 static uint64_t recorder_symbolize(struct recorder *r, uint64_t addr, int sigframe)
 {
@@ -116,14 +120,14 @@ static uint64_t recorder_symbolize(struct recorder *r, uint64_t addr, int sigfra
 	const char *name = NULL;
 	char readable[1024], anon[300];
 
-	if (o) {
+	if (o)
 		mid = recorder_mapping(r, o);
-		name = space_symbol(r->space, o, addr, &start);
-	} else {
-		name = recorder_jit(r, addr, &start);
-	}
-	if (!name && sigframe)
+	if (sigframe)
 		name = "[signal handler called]";
+	else if (o)
+		name = space_symbol(r->space, o, addr, &start);
+	else
+		name = recorder_jit(r, addr, &start);
 	if (!name && o && funcstart_find(r->space, o, addr, &start) == 0)
 		name = unnamed(o, start, anon, sizeof(anon));
 	if (name)

@@ -42,7 +42,9 @@ awk -v exe="$exe" "$HEX"'
 	l && /^ *[0-9]+:/ { id = $1; sub(":", "", id); addr[id] = $2; map[id] = $3; fn[id] = $4 }
 	m && /^[0-9]+:/ { id = $1; sub(":", "", id); split($2, r, "/"); if ($3 == exe) { start[id] = r[1]; off[id] = r[3] } }
 	END {
-		# A frame interrupted by a signal is exact, not a call site.
+		# A frame interrupted by a signal is exact, not a call site: the
+		# signal frame is always named so, even as a leaf (a sample
+		# inside rt_sigreturn once named it __restore_rt).
 		for (k = 0; k < ns; k++) {
 			n = split(stacks[k], ids, " ")
 			for (i = 2; i <= n; i++)
@@ -58,7 +60,7 @@ total=$(wc -l <"$WORK/nonleaf.txt")
 true
 bad=$(comm -23 "$WORK/nonleaf.txt" "$WORK/callsites.txt" | wc -l)
 echo "non-leaf executable addresses: $total, not a call site: $bad"
-[ "$bad" = 0 ] || { comm -23 "$WORK/nonleaf.txt" "$WORK/callsites.txt" | head -5 | sed 's/^/  not a call site: 0x/'; go tool pprof -traces "$WORK/p.pb.gz" 2>/dev/null | head -400 >"$WORK/traces.txt"; cp "$WORK/p.pb.gz" /tmp/t_pprof_bad.pb.gz 2>/dev/null; }
+[ "$bad" = 0 ] || comm -23 "$WORK/nonleaf.txt" "$WORK/callsites.txt" | head -5 | sed 's/^/  not a call site: 0x/' >&2
 check "non-leaf executable addresses found" [ "$total" -ge 5 ]
 check "every non-leaf address is a call site (return address - 1)" [ "$bad" = 0 ]
 
