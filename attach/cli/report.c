@@ -14,6 +14,7 @@
 #include "attach/cli/options.h"
 #include "attach/cli/report.h"
 #include "attach/engine/target.h"
+#include "attach/perf/events.h"
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/sanitize.h"
@@ -102,11 +103,12 @@ static void report_perf(const struct capture_report *r)
 	fprintf(stderr,
 		"cprof-attach: stats: perf events (%s scope): %llu samples of the target, %llu "
 		"of other processes passed over, %llu lost (a ring was full), %llu throttled, "
-		"%llu without user registers, %llu rings found corrupt; %u rings of %llu KiB, "
+		"%llu without user registers, %llu of threads past their exit (no id), %llu rings found corrupt; %u rings of %llu KiB, "
 		"%u bytes of stack a sample, %llu passes over the rings\n",
-		p->scope == 2 ? "CPU" : "task", (unsigned long long)p->samples,
+		p->scope == PERF_SCOPE_CPU ? "CPU" : "task", (unsigned long long)p->samples,
 		(unsigned long long)p->others, (unsigned long long)p->lost,
 		(unsigned long long)p->throttled, (unsigned long long)p->no_regs,
+		(unsigned long long)p->exiting,
 		(unsigned long long)p->corrupt, p->rings, (unsigned long long)p->ring_bytes >> 10,
 		p->stack_bytes, (unsigned long long)p->drains);
 	if (p->threads_opened)

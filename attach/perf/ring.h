@@ -30,6 +30,8 @@
 #define PERF_REC_MAX 65535u   /* a record's size is a u16 */
 #define PERF_STACK_MAX 65528u /* the kernel's cap on sample_stack_user */
 #define PERF_MAX_REGS 32      /* registers a layout may ask for */
+/* A sample's tid once its thread is unhashed in its exit (the kernel says -1). */
+#define PERF_TID_GONE 0xffffffffu
 
 /* Record types we read (linux/perf_event.h). */
 #define PERF_REC_LOST 2
@@ -55,7 +57,7 @@ struct perf_layout {
 };
 
 struct perf_sample {
-	uint32_t pid, tid;
+	uint32_t pid, tid;               /* tid PERF_TID_GONE: the thread is past its exit */
 	uint64_t time;
 	uint32_t cpu;
 	uint64_t period;

@@ -88,6 +88,7 @@ struct pcap {
 	size_t nname, capname;
 	struct settle settle;      /* what each thread's samples weigh; the clocks at the end */
 	uint64_t all_samples;      /* every sample, the target's or not */
+	uint64_t exiting_ns;       /* the weight of samples of threads past their exit (no tid) */
 	int execed;
 	uint64_t exec_time;        /* when it exec'd (monotonic ns); 0: unknown, every later sample is the new program's */
 	uint64_t exe_ino, start_code; /* the program at the start (target_exec_id) */
@@ -172,9 +173,22 @@ static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
 	w = s.period ? s.period : c->ev.cfg.period_ns;
 	c->st->samples++;
 	c->st->cpu_sampled_ns += w;
-	settle_add(&c->settle, s.tid, w);
 	v[0] = 1;
 	v[1] = (int64_t)w;
+	if (s.tid == PERF_TID_GONE) {
+		/*
+		 * A thread past the end of its exit: the kernel no longer
+		 * knows its id (and its memory is gone: no user registers).
+		 * The CPU of the threads that ended, as a sample of none.
+		 */
+		c->st->exiting++;
+		c->exiting_ns += w;
+		recorder_marker_sample(c->rec, "[not captured: thread exiting]", v,
+				       l, capture_thread_labels(c->labels & ~(LABEL_TID | LABEL_THREAD),
+							    NULL, 0, c->pid, c->comm, l));
+		return;
+	}
+	settle_add(&c->settle, s.tid, w);
 	pcap_name(c, s.tid); /* every sampled thread is named (and counted) */
 	nl = pcap_labels(c, s.tid, l);
 	nl += labelsrc_at(c->lab, s.tid, s.time, l + nl, LABELSRC_MAX);
@@ -375,7 +389,8 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 		}
 	}
 	ended_w = settle_ended_weight(&c->settle);
-	c->st->cpu_ended_ns = proc_ns > live ? proc_ns - live : 0;
+	/* Less what the exiting samples' marker already carries, unscaled. */
+	c->st->cpu_ended_ns = proc_ns > live + c->exiting_ns ? proc_ns - live - c->exiting_ns : 0;
 	c->settle.ended = ended_w ? (double)c->st->cpu_ended_ns / (double)ended_w : 1.0;
 	settle_apply(&c->settle, prof, 1);
 	c->scaled = 1;

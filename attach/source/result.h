@@ -26,6 +26,7 @@ struct perf_stats {
 	uint64_t lost;             /* samples the kernel dropped: a ring was full */
 	uint64_t throttled;        /* times the kernel throttled the events */
 	uint64_t no_regs;          /* the target's samples without user registers */
+	uint64_t exiting;          /* ... of threads past their exit (no tid): a marker each */
 	uint64_t corrupt;          /* times a ring held garbage (skipped) */
 	uint64_t drains;           /* passes over the rings */
 	uint64_t threads_opened;   /* task scope: threads given events when the capture began */
@@ -38,7 +39,7 @@ struct perf_stats {
 	uint64_t holes_stale;      /* ... refused: the copy's end had changed */
 	uint64_t cpu_process_ns;   /* the process's CPU clock over the window */
 	uint64_t cpu_sampled_ns;   /* CPU the samples stand for, by their periods */
-	uint64_t cpu_ended_ns;     /* CPU of threads that ended during the window */
+	uint64_t cpu_ended_ns;     /* CPU of threads that ended during the window (less exiting_ns) */
 	uint64_t cpu_unsampled_ns; /* live threads with CPU and no sample (a marker each) */
 	uint64_t cpu_short_ns;     /* ended threads' CPU, none sampled: [short-lived threads] */
 	uint64_t cpu_unseen_ns;    /* task scope: live threads' CPU their events did not see (a marker each) */

@@ -64,5 +64,10 @@ parent=$(grep -c ';pthread_create;.*;clone3$' "$WORK/clone.txt")
 child=$(grep -c ' stack clone3$' "$WORK/clone.txt")
 echo "at 1000 Hz: $(wc -l <"$WORK/clone.txt") samples; in clone3: $parent parents' (whole to main), $child children's first instants, $bad partial"
 check "no stack ends partial in clone3 ($bad)" [ "$bad" = 0 ]
+# A thread sampled past its exit has no id left (perf says tid -1, a few
+# samples a second at this rate): it is a marker of no thread, never tid=-1.
+gone=$(grep -cE 'tid=(-1|4294967295)([;]| |$)' "$WORK/clone.txt")
+echo "samples past a thread's exit: $(grep -c 'thread exiting' "$WORK/clone.txt")"
+check "no sample carries tid -1 ($gone)" [ "$gone" = 0 ]
 check "target left running" not_stopped "$TPID"
 finish
