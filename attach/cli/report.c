@@ -33,7 +33,7 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 		return;
 	if (rep->stop_signal)
 		note("stopped early by %s", strsignal(rep->stop_signal));
-	if (rep->ptrace && rep->processes)
+	if ((rep->ptrace || rep->perf) && rep->processes)
 		note("wrote %s: %llu samples from %llu threads in %llu processes over %.2fs", where,
 		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
 		     (unsigned long long)rep->processes, (double)rep->duration_ns / 1e9);
@@ -125,12 +125,13 @@ static void report_perf(const struct capture_report *r)
 			"the stack above read from memory (%llu refused: the thread had moved on)\n",
 			(unsigned long long)p->holes, (unsigned long long)p->holes_stale);
 	fprintf(stderr,
-		"cprof-attach: stats: CPU: the process's clock %.1fms, the samples' periods %.1fms; "
+		"cprof-attach: stats: CPU: the %s %.1fms, the samples' periods %.1fms; "
 		"%llu threads' samples scaled to their clocks (x%.2f..x%.2f); threads that ended "
 		"%.1fms, %.1fms of it in none sampled ([short-lived threads]); live threads never "
 		"sampled %.1fms; not seen by per-thread events (kernel) %.1fms; the kernel's side "
 		"of the threads' waits %.1fms (%.1fus a wait, %.1fus a timer's sleep, measured "
 		"here)\n",
+		r->processes > 1 ? "processes' clocks (those that ran on to the end)" : "process's clock",
 		p->cpu_process_ns / 1e6, p->cpu_sampled_ns / 1e6,
 		(unsigned long long)p->threads_scaled, p->scale_min, p->scale_max,
 		p->cpu_ended_ns / 1e6, p->cpu_short_ns / 1e6, p->cpu_unsampled_ns / 1e6,

@@ -23,9 +23,19 @@ int altstack_init(struct altstack *a, pid_t pid, size_t cap)
 	return a->buf ? 0 : -1;
 }
 
+void altstack_init_shared(struct altstack *a, pid_t pid, const struct altstack *owner)
+{
+	memset(a, 0, sizeof(*a));
+	a->pid = pid;
+	a->cap = owner->cap;
+	a->buf = owner->buf;
+	a->borrowed = 1;
+}
+
 void altstack_release(struct altstack *a)
 {
-	free(a->buf);
+	if (!a->borrowed)
+		free(a->buf);
 	a->buf = NULL;
 }
 

@@ -37,6 +37,7 @@ struct altstack {
 	pid_t pid;
 	size_t cap;             /* bytes of interrupted stack read at most */
 	unsigned char *buf;     /* cap bytes: the last completion's interrupted stack */
+	int borrowed;           /* buf is another's (altstack_init_shared) */
 	uint64_t restorer;      /* the trampoline's address, once found */
 	uint64_t completed;     /* samples given their interrupted stack */
 	uint64_t stale;         /* refused: the frame changed while it was read */
@@ -44,6 +45,9 @@ struct altstack {
 
 /* Ready a to complete samples of process pid with up to cap bytes of stack: 0 or -1. */
 int altstack_init(struct altstack *a, pid_t pid, size_t cap);
+
+/* The same for another process of one capture, with owner's buffer (see stackhole_init_shared). */
+void altstack_init_shared(struct altstack *a, pid_t pid, const struct altstack *owner);
 
 /* Free what altstack_init() took. */
 void altstack_release(struct altstack *a);

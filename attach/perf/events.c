@@ -412,6 +412,27 @@ uint64_t perf_events_drain(struct perf_events *ev, perf_record_fn *fn, void *ctx
 	return n;
 }
 
+void perf_events_scan(struct perf_events *ev, perf_record_fn *fn, void *ctx)
+{
+	struct perf_event_mmap_page *mp;
+	struct perf_ring peek;
+	const unsigned char *rec;
+	uint64_t head;
+	size_t len;
+	int c;
+
+	for (c = 0; c < ev->nrings; c++) {
+		if (!ev->rings[c].base)
+			continue;
+		mp = ev->rings[c].base;
+		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+		/* A copy of the reader: its tail moves, the ring's does not. */
+		peek = ev->rings[c].ring;
+		while (ring_next(&peek, head, &rec, &len) > 0)
+			fn(ctx, rec, len);
+	}
+}
+
 uint64_t perf_events_corrupt(const struct perf_events *ev)
 {
 	uint64_t n = 0;

@@ -105,6 +105,14 @@ typedef void perf_record_fn(void *ctx, const unsigned char *rec, size_t len);
  */
 uint64_t perf_events_drain(struct perf_events *ev, perf_record_fn *fn, void *ctx);
 
+/*
+ * Hand every record now in the rings to fn without taking them: the next
+ * drain hands them over again. Records are ordered within a ring, not
+ * across, so a record one ring holds can be looked for before the others
+ * are drained (an exec before the samples of the new program).
+ */
+void perf_events_scan(struct perf_events *ev, perf_record_fn *fn, void *ctx);
+
 /* Times a ring held garbage and was skipped to its head (ring.h). */
 uint64_t perf_events_corrupt(const struct perf_events *ev);
 

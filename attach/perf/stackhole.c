@@ -21,9 +21,19 @@ int stackhole_init(struct stackhole *h, pid_t pid, size_t cap)
 	return h->buf ? 0 : -1;
 }
 
+void stackhole_init_shared(struct stackhole *h, pid_t pid, const struct stackhole *owner)
+{
+	memset(h, 0, sizeof(*h));
+	h->pid = pid;
+	h->cap = owner->cap;
+	h->buf = owner->buf;
+	h->borrowed = 1;
+}
+
 void stackhole_release(struct stackhole *h)
 {
-	free(h->buf);
+	if (!h->borrowed)
+		free(h->buf);
 	h->buf = NULL;
 }
 

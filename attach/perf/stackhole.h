@@ -46,6 +46,7 @@ struct stackhole {
 	pid_t pid;
 	size_t cap;         /* bytes of stack from sp, at most */
 	unsigned char *buf; /* cap bytes: the last completion's stack */
+	int borrowed;       /* buf is another's (stackhole_init_shared) */
 	uint64_t completed; /* samples given the stack above their copy */
 	uint64_t stale;     /* refused: the copy's end changed before the read */
 	int dead;           /* a read did not return in time: no more completions */
@@ -53,6 +54,14 @@ struct stackhole {
 
 /* Ready h to complete samples of process pid up to cap bytes of stack: 0 or -1. */
 int stackhole_init(struct stackhole *h, pid_t pid, size_t cap);
+
+/*
+ * The same for another process of one capture, with owner's buffer: a
+ * completion is used before the next one is made, so the processes of a
+ * family (at most CHILDREN_MAX) take one buffer, not one each. owner
+ * outlives h.
+ */
+void stackhole_init_shared(struct stackhole *h, pid_t pid, const struct stackhole *owner);
 
 /* Free what stackhole_init() took. */
 void stackhole_release(struct stackhole *h);

@@ -11,6 +11,7 @@
 
 #include "attach/engine/target.h"
 #include "attach/perf/access.h"
+#include "attach/perf/events.h"
 #include "attach/source/perf.h"
 #include "attach/source/source.h"
 #include "common/err.h"
@@ -39,14 +40,19 @@ static int capture_auto(const struct capture_req *q, struct profile **out,
 
 	if (q->sampler == SAMPLER_PTRACE) {
 		snprintf(why, sizeof(why), "--sampler ptrace");
-	} else if (q->children) {
+	} else if (q->children && (perf_access_probe(&a), a.scope != PERF_SCOPE_CPU)) {
+		/* Per-thread events cannot follow new processes into the family. */
 		if (q->sampler == SAMPLER_PERF) {
-			error("--children needs the ptrace sampler: leave --sampler out or say ptrace");
+			error("--children with perf events needs CPU-wide events (%.150s): leave "
+			      "--sampler out or say ptrace", a.scope ? "only per-thread ones are "
+			      "allowed here" : a.why);
 			return EXIT_USAGE;
 		}
-		snprintf(why, sizeof(why), "--children follows descendants with ptrace only");
+		snprintf(why, sizeof(why), "--children with perf needs CPU-wide events: %.150s",
+			 a.scope ? "only per-thread ones are allowed" : a.why);
 	} else {
-		perf_access_probe(&a);
+		if (!q->children)
+			perf_access_probe(&a);
 		snprintf(how, sizeof(how), "sampler perf (%s)", a.why);
 		r.how = how;
 		code = perf_capture(&r, &a, &refused, out, rep);

@@ -30,6 +30,7 @@
 #include "attach/source/children.h"
 #include "attach/source/labels.h"
 #include "attach/source/perf.h"
+#include "attach/source/perfproc.h"
 #include "attach/source/record.h"
 #include "attach/source/settle.h"
 #include "attach/source/source.h"
@@ -72,31 +73,6 @@
 #define RING_MAX (8u << 20)
 #define SHORT_MIN_NS 1000000ull /* less unexplained CPU than this (or 0.5%) is read skew */
 
-struct pcap {
-	const struct capture_req *q;
-	pid_t pid;
-	const char *comm;
-	struct recorder *rec;
-	struct altstack alt;       /* handlers' interrupted stacks */
-	struct stackhole hole;     /* stacks above an untouched page */
-	struct label_src *lab;     /* the program's labels */
-	struct perf_events ev;
-	struct perf_stats *st;
-	unsigned labels;
-	struct u64map names;       /* tid -> 1 + index in name[] */
-	char (*name)[16];
-	size_t nname, capname;
-	struct settle settle;      /* what each thread's samples weigh; the clocks at the end */
-	uint64_t all_samples;      /* every sample, the target's or not */
-	uint64_t exiting_ns;       /* the weight of samples of threads past their exit (no tid) */
-	int execed;
-	uint64_t exec_time;        /* when it exec'd (monotonic ns); 0: unknown, every later sample is the new program's */
-	uint64_t exe_ino, start_code; /* the program at the start (target_exec_id) */
-	int scaled;                /* the totals were settled against the clocks */
-	uint64_t wait_cost_ns;     /* CPU scope: one wait's CPU (waitcost.h); 0: not estimated */
-	uint64_t timer_cost_ns;    /* CPU scope: one timer sleep's, the most a wait is charged */
-	uint64_t jitter;           /* CPU scope: xorshift64 state for the next period; 0: none */
-};
 
 /* CPU scope: a new period for the next pass (PERIOD_JITTER). */
 static void pcap_jitter(struct pcap *c)
@@ -111,7 +87,7 @@ static void pcap_jitter(struct pcap *c)
 	x ^= x << 17;
 	c->jitter = x;
 	u = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
-	perf_events_set_period(&c->ev, (uint64_t)((double)c->ev.cfg.period_ns *
+	perf_events_set_period(c->ev, (uint64_t)((double)c->ev->cfg.period_ns *
 						  (1.0 - PERIOD_JITTER + 2.0 * PERIOD_JITTER * u)));
 }
 
@@ -152,30 +128,25 @@ static size_t pcap_labels(struct pcap *c, uint32_t tid, struct profile_label_in 
 				     l);
 }
 
-static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
+/* A sample of c's process (pcap_record found which). */
+static void pcap_sample(struct pcap *c, const struct perf_sample *s)
 {
 	struct profile_label_in l[CAPTURE_THREAD_LABELS + LABELSRC_MAX];
 	struct thread_image img;
-	struct perf_sample s;
 	uint64_t w;
 	int64_t v[2];
 	size_t nl;
 
-	if (ring_parse_sample(&c->ev.layout, rec, len, &s) < 0) {
-		c->st->corrupt++;
+	if (!c->rec && pcap_ready(c) < 0) {
+		c->st->others++; /* a process we may not read: not ours to profile */
 		return;
 	}
-	c->all_samples++;
-	if (s.pid != (uint32_t)c->pid || (c->execed && (!c->exec_time || s.time >= c->exec_time))) {
-		c->st->others++;
-		return;
-	}
-	w = s.period ? s.period : c->ev.cfg.period_ns;
+	w = s->period ? s->period : c->ev->cfg.period_ns;
 	c->st->samples++;
 	c->st->cpu_sampled_ns += w;
 	v[0] = 1;
 	v[1] = (int64_t)w;
-	if (s.tid == PERF_TID_GONE) {
+	if (s->tid == PERF_TID_GONE) {
 		/*
 		 * A thread past the end of its exit: the kernel no longer
 		 * knows its id (and its memory is gone: no user registers).
@@ -188,21 +159,56 @@ static void pcap_sample(struct pcap *c, const unsigned char *rec, size_t len)
 							    NULL, 0, c->pid, c->comm, l));
 		return;
 	}
-	settle_add(&c->settle, s.tid, w);
-	pcap_name(c, s.tid); /* every sampled thread is named (and counted) */
-	nl = pcap_labels(c, s.tid, l);
-	nl += labelsrc_at(c->lab, s.tid, s.time, l + nl, LABELSRC_MAX);
-	if (ring_sample_image(&s, c->ev.layout.regs_mask, &img) < 0) {
+	settle_add(&c->settle, s->tid, w);
+	pcap_name(c, s->tid); /* every sampled thread is named (and counted) */
+	nl = pcap_labels(c, s->tid, l);
+	nl += labelsrc_at(c->lab, s->tid, s->time, l + nl, LABELSRC_MAX);
+	if (ring_sample_image(s, c->ev->layout.regs_mask, &img) < 0) {
 		c->st->no_regs++;
 		recorder_marker_sample(c->rec, "[not captured: no user registers]", v, l, nl);
 		return;
 	}
-	recorder_add(c->rec, s.tid, &img, v, l, nl);
+	recorder_add(c->rec, s->tid, &img, v, l, nl);
+}
+
+/*
+ * pid exec'd at t (0: unknown): the member running its old program takes
+ * no sample from then on; a descendant's new program becomes a member
+ * from then on (the root's exec ends the capture). One exec is taken once
+ * (the scan before a drain, then the drain, see it both).
+ */
+static void pfam_exec(struct pfam *f, uint32_t pid, uint64_t t)
+{
+	struct pcap *c = pfam_find(f, pid, t ? t : UINT64_MAX);
+
+	if (!c || (t && c->since == t))
+		return;
+	c->execed = 1;
+	c->exec_time = t;
+	if (c != f->m[0] && t && !pfam_adopt_one(f, c->pid, NULL, t) && errno != ENOSPC)
+		f->adopt_failures++;
+}
+
+/* --children: the execs in the rings, before their samples are drained (from any ring). */
+static void pfam_scan_exec(void *ctx, const unsigned char *rec, size_t len)
+{
+	struct pfam *f = ctx;
+	uint32_t pid, tid;
+	uint64_t t;
+	char name[16];
+	int exec;
+
+	if (ring_record_type(rec, len) == PERF_REC_COMM &&
+	    ring_parse_comm(rec, len, &pid, &tid, name, &exec) == 0 && exec &&
+	    ring_record_time(&f->ev.layout, rec, len, &t) == 0 && t)
+		pfam_exec(f, pid, t);
 }
 
 static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
 {
-	struct pcap *c = ctx;
+	struct pfam *f = ctx;
+	struct pcap *root = f->m[0], *c;
+	struct perf_sample s;
 	uint32_t pid, tid;
 	uint64_t n, i, t;
 	char name[16];
@@ -210,25 +216,34 @@ static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
 
 	switch (ring_record_type(rec, len)) {
 	case PERF_REC_SAMPLE:
-		pcap_sample(c, rec, len);
+		if (ring_parse_sample(&f->ev.layout, rec, len, &s) < 0) {
+			root->st->corrupt++;
+			break;
+		}
+		root->all_samples++;
+		if ((c = pfam_find(f, s.pid, s.time)))
+			pcap_sample(c, &s);
+		else
+			root->st->others++;
 		break;
 	case PERF_REC_LOST:
 		if (ring_parse_lost(rec, len, &n) == 0)
-			c->st->lost += n;
+			root->st->lost += n;
 		break;
 	case PERF_REC_COMM:
-		if (ring_parse_comm(rec, len, &pid, &tid, name, &exec) < 0 || pid != (uint32_t)c->pid)
+		if (ring_parse_comm(rec, len, &pid, &tid, name, &exec) < 0)
 			break;
-		if (exec && !c->execed) {
-			/* Samples are ordered within a ring, not across: the time tells. */
-			c->execed = 1;
-			c->exec_time = ring_record_time(&c->ev.layout, rec, len, &t) == 0 ? t : 0;
-		}
-		else if (u64map_get(&c->names, tid, &i))
+		if (ring_record_time(&f->ev.layout, rec, len, &t) < 0)
+			t = 0;
+		if (exec) {
+			pfam_exec(f, pid, t);
+		} else if ((c = pfam_find(f, pid, t ? t : UINT64_MAX)) &&
+			   u64map_get(&c->names, tid, &i)) {
 			memcpy(c->name[i - 1], name, sizeof(name));
+		}
 		break;
 	case PERF_REC_THROTTLE:
-		c->st->throttled++;
+		root->st->throttled++;
 		break;
 	default:
 		break;
@@ -250,9 +265,9 @@ static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
  */
 static uint64_t pcap_unseen(const struct pcap *c, uint64_t used, uint64_t got)
 {
-	uint64_t tail = c->ev.cfg.period_ns * (uint64_t)(c->ev.nrings > 0 ? c->ev.nrings : 1);
+	uint64_t tail = c->ev->cfg.period_ns * (uint64_t)(c->ev->nrings > 0 ? c->ev->nrings : 1);
 
-	if (c->ev.cfg.scope != PERF_SCOPE_TASK || c->st->lost || c->st->throttled ||
+	if (c->ev->cfg.scope != PERF_SCOPE_TASK || c->st->lost || c->st->throttled ||
 	    used <= got + tail)
 		return 0;
 	return used - got - tail / 2;
@@ -282,7 +297,7 @@ static uint64_t pcap_waits(const struct pcap *c, const struct u64map *slices0, u
 {
 	uint64_t s0 = 0, s1, cost, vol, invol;
 
-	if (c->ev.cfg.scope == PERF_SCOPE_TASK || used <= got ||
+	if (c->ev->cfg.scope == PERF_SCOPE_TASK || used <= got ||
 	    !u64map_get(&c->settle.slices, tid, &s1))
 		return 0;
 	u64map_get(slices0, tid, &s0);
@@ -296,7 +311,7 @@ static uint64_t pcap_waits(const struct pcap *c, const struct u64map *slices0, u
 /* The frame of a thread's CPU its per-thread events did not see. */
 static const char *pcap_unseen_frame(const struct pcap *c)
 {
-	return c->ev.cfg.exclude_kernel ? "[kernel mode: not sampled at perf_event_paranoid 2]"
+	return c->ev->cfg.exclude_kernel ? "[kernel mode: not sampled at perf_event_paranoid 2]"
 					: WAITCOST_FRAME;
 }
 
@@ -343,7 +358,7 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 			const struct u64map *slices0, uint64_t proc_ns)
 {
 	struct pcap_marker *m;
-	uint64_t live = 0, c0, got, used, ended_w, floor, unseen;
+	uint64_t live = 0, c0, got, used, ended_w, ended, floor, unseen;
 	int64_t v[2];
 	double f;
 	size_t i, nm = 0;
@@ -390,18 +405,24 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 	}
 	ended_w = settle_ended_weight(&c->settle);
 	/* Less what the exiting samples' marker already carries, unscaled. */
-	c->st->cpu_ended_ns = proc_ns > live + c->exiting_ns ? proc_ns - live - c->exiting_ns : 0;
-	c->settle.ended = ended_w ? (double)c->st->cpu_ended_ns / (double)ended_w : 1.0;
+	ended = proc_ns > live + c->exiting_ns ? proc_ns - live - c->exiting_ns : 0;
+	c->st->cpu_ended_ns += ended;
+	c->settle.ended = ended_w ? (double)ended / (double)ended_w : 1.0;
 	settle_apply(&c->settle, prof, 1);
 	c->scaled = 1;
 	pcap_markers_record(c, m, nm);
 	free(m);
 	/* Threads that ended with CPU and no sample: one frame, unless it is read skew. */
-	if (!ended_w && c->st->cpu_ended_ns >= floor) {
+	if (!ended_w && ended >= floor) {
+		struct profile_label_in l[CAPTURE_THREAD_LABELS];
+
 		v[0] = 0;
-		v[1] = (int64_t)c->st->cpu_ended_ns;
-		recorder_marker_sample(c->rec, "[short-lived threads]", v, NULL, 0);
-		c->st->cpu_short_ns = c->st->cpu_ended_ns;
+		v[1] = (int64_t)ended;
+		/* Of no thread: its process's labels only (--children). */
+		recorder_marker_sample(c->rec, "[short-lived threads]", v, l,
+				       capture_thread_labels(c->labels & ~(LABEL_TID | LABEL_THREAD),
+							     NULL, 0, c->pid, c->comm, l));
+		c->st->cpu_short_ns += ended;
 	}
 }
 
@@ -418,7 +439,7 @@ static void pcap_lost_marker(struct pcap *c)
 	if (!c->st->lost || !c->all_samples)
 		return;
 	v[0] = 0;
-	v[1] = (int64_t)((double)c->st->lost * (double)c->ev.cfg.period_ns *
+	v[1] = (int64_t)((double)c->st->lost * (double)c->ev->cfg.period_ns *
 			 (double)c->st->samples / (double)c->all_samples);
 	if (v[1] > 0)
 		recorder_marker_sample(c->rec, "[not captured: ring buffer full]", v, NULL, 0);
@@ -461,17 +482,57 @@ static int pcap_drain_ms(const struct perf_events *ev)
 	return ms < DRAIN_MIN_MS ? DRAIN_MIN_MS : ms > DRAIN_MS ? DRAIN_MS : ms;
 }
 
+/* Drain the rings; with --children, the execs in them first. */
+static void pfam_drain(struct pfam *f)
+{
+	if (f->q->children)
+		perf_events_scan(&f->ev, pfam_scan_exec, f);
+	perf_events_drain(&f->ev, pcap_record, f);
+}
+
+/* The next read of the members' label rings is due within this (-1: none). */
+static int pfam_label_ms(struct pfam *f)
+{
+	int i, ms, best = -1;
+
+	for (i = 0; i < f->n; i++)
+		if ((ms = labelsrc_poll(f->m[i]->lab)) >= 0 && (best < 0 || ms < best))
+			best = ms;
+	return best;
+}
+
+/* Read every member's label changes: after every sample about to be drained. */
+static void pfam_labels_sync(struct pfam *f)
+{
+	int i;
+
+	for (i = 0; i < f->n; i++)
+		labelsrc_sync(f->m[i]->lab);
+}
+
+/* Threads sampled in all the family's processes. */
+static uint64_t pfam_threads(const struct pfam *f)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < f->n; i++)
+		n += f->m[i]->names.count;
+	return n;
+}
+
 /*
  * The window: drain the rings when they fill, at least every
- * pcap_drain_ms(), until the deadline, a stop signal, the target's exit
- * or exec.
+ * pcap_drain_ms(), until the deadline, a stop signal, the root's exit
+ * or exec; with --children, adopt new descendants as it goes.
  */
-static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
+static void pcap_window(struct pfam *f, struct capture_report *rep, uint64_t t0)
 {
-	const struct capture_req *q = c->q;
+	const struct capture_req *q = f->q;
+	struct pcap *c = f->m[0];
 	struct pollfd pfd[2 + 1024];
 	uint64_t now, shown = t0, checked = t0, deadline = t0 + q->duration_ns, ino, code;
-	int i, n = 0, ms, sigfd, pidfd, every = pcap_drain_ms(&c->ev), lab_ms;
+	int i, n = 0, ms, sigfd, pidfd, every = pcap_drain_ms(&f->ev), lab_ms;
 
 	sigfd = capture_stop_open();
 	pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
@@ -479,8 +540,8 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 	pfd[n++].events = POLLIN;
 	pfd[n].fd = pidfd;
 	pfd[n++].events = POLLIN;
-	for (i = 0; i < c->ev.nrings && n < (int)(sizeof(pfd) / sizeof(pfd[0])); i++) {
-		pfd[n].fd = c->ev.rings[i].fd;
+	for (i = 0; i < f->ev.nrings && n < (int)(sizeof(pfd) / sizeof(pfd[0])); i++) {
+		pfd[n].fd = f->ev.rings[i].fd;
 		pfd[n++].events = POLLIN;
 	}
 	while ((now = clock_mono_ns()) < deadline) {
@@ -488,12 +549,12 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 		if (ms > every)
 			ms = every;
 		/* Labelled threads: their rings of changes are read before they wrap. */
-		if ((lab_ms = labelsrc_poll(c->lab)) >= 0 && ms > lab_ms)
+		if ((lab_ms = pfam_label_ms(f)) >= 0 && ms > lab_ms)
 			ms = lab_ms;
 		if (poll(pfd, (nfds_t)n, ms) < 0 && errno != EINTR)
 			break;
-		labelsrc_sync(c->lab); /* after every sample about to be drained */
-		perf_events_drain(&c->ev, pcap_record, c);
+		pfam_labels_sync(f);
+		pfam_drain(f);
 		c->st->drains++;
 		pcap_jitter(c);
 		if ((pfd[0].revents & POLLIN) && (rep->stop_signal = capture_stop_take(sigfd)))
@@ -518,9 +579,11 @@ static void pcap_window(struct pcap *c, struct capture_report *rep, uint64_t t0)
 				break;
 			}
 		}
+		if (q->children && clock_mono_ns() - f->adopted_ns >= PERFPROC_ADOPT_NS)
+			pfam_adopt(f);
 		if (q->progress && clock_mono_ns() - shown >= PROGRESS_NS) {
 			shown = clock_mono_ns();
-			q->progress(shown - t0, q->duration_ns, c->st->samples, c->names.count, 0);
+			q->progress(shown - t0, q->duration_ns, c->st->samples, pfam_threads(f), 0);
 		}
 	}
 	if (q->progress)
@@ -554,7 +617,7 @@ static int pcap_open(struct pcap *c, const struct perf_access *a, struct capture
 		snprintf(rep->sampler_why, sizeof(rep->sampler_why), "%s", a->why);
 		return EXIT_ATTACH;
 	}
-	if (perf_events_init(&c->ev, &cfg) == 0)
+	if (perf_events_init(c->ev, &cfg) == 0)
 		return 0;
 	if (errno == ESRCH || target_exited(c->pid)) {
 		error("%d (%s) exited before anything was captured; no profile written",
@@ -562,9 +625,73 @@ static int pcap_open(struct pcap *c, const struct perf_access *a, struct capture
 		rep->gone = 1;
 		return EXIT_GONE;
 	}
-	perf_access_refusal(a, c->ev.failed, errno, why, sizeof(why));
+	perf_access_refusal(a, c->ev->failed, errno, why, sizeof(why));
 	snprintf(rep->sampler_why, sizeof(rep->sampler_why), "%s", why);
 	return EXIT_ATTACH;
+}
+
+/*
+ * The end, for each member: its samples scaled to its clocks where it
+ * still runs the program it ran (perf.c's pcap_settle), its source lines;
+ * the totals and statistics added up into rep.
+ */
+static void pfam_settle(struct pfam *f, struct capture_report *rep)
+{
+	struct pcap *c, *root = f->m[0];
+	uint64_t p1;
+	int i, alive;
+
+	for (i = 0; i < f->n; i++) {
+		c = f->m[i];
+		alive = c == root ? !rep->gone : !pfam_gone(c);
+		if (!alive || c->execed || (!c->rec && c != root && c->unready))
+			continue;
+		if (c != root) {
+			p1 = clock_process_cpu_ns(c->pid);
+			c->proc_ns = p1 > c->proc0_ns ? p1 - c->proc0_ns : 0;
+			rep->pf.cpu_process_ns += c->proc_ns;
+		}
+		c->wait_cost_ns = root->wait_cost_ns;
+		c->timer_cost_ns = root->timer_cost_ns;
+		/* Never sampled and no CPU: nothing to say (a descendant's map read only now). */
+		if (!c->rec && (!c->proc_ns || pcap_ready(c) < 0))
+			continue;
+		/* Samples without a tid label cannot be scaled by thread: their weights stand. */
+		if (c->labels & LABEL_TID)
+			pcap_settle(c, f->prof, &c->cpu0, &c->slices0, c->proc_ns);
+	}
+	if (!root->scaled)
+		pcap_lost_marker(root);
+}
+
+/* Source lines and inlined frames, like every source (doc/DESIGN.md); the recorders' statistics. */
+static void pfam_finish(struct pfam *f, struct capture_report *rep)
+{
+	const struct capture_req *q = f->q;
+	struct pcap *c;
+	int i, j;
+
+	rep->processes = 0;
+	for (i = 0; i < f->n; i++) {
+		c = f->m[i];
+		if (c->rec) {
+			recorder_lines(c->rec, q->debug, q->line_cache);
+			if (i == 0)
+				rep->rec = *recorder_stats(c->rec);
+			else
+				record_stats_add(&rep->rec, recorder_stats(c->rec));
+		}
+		rep->pf.altstack += c->alt.completed;
+		rep->pf.altstack_stale += c->alt.stale;
+		rep->pf.holes += c->hole.completed;
+		rep->pf.holes_stale += c->hole.stale;
+		for (j = 0; j < i && f->m[j]->pid != c->pid; j++)
+			;
+		rep->processes += j == i;
+	}
+	if (!q->children)
+		rep->processes = 0;
+	rep->threads = pfam_threads(f);
 }
 
 int perf_capture(const struct capture_req *q, const struct perf_access *a, int *refused,
@@ -572,73 +699,58 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 {
 	struct profile *prof = NULL;
 	struct child_cpu *kids = NULL;
-	struct u64map cpu0, slices0;
-	struct pcap c;
-	uint64_t t0, t1, p0, p1;
+	struct pfam f;
+	struct pcap *c = NULL;
+	uint64_t t0, t1, p1;
 	int code = EXIT_INTERNAL, nkids = 0, nice0, raised;
 
 	*out = NULL;
 	*refused = 0;
 	/* The wait cost, measured while the events and the objects are opened. */
 	waitcost_start();
-	memset(&c, 0, sizeof(c));
 	memset(rep, 0, sizeof(*rep));
-	u64map_init(&c.names, NAMES_MAX);
-	settle_init(&c.settle);
-	u64map_init(&cpu0, NAMES_MAX);
-	u64map_init(&slices0, NAMES_MAX);
-	c.q = q;
-	c.pid = q->t->pid;
-	c.comm = q->t->comm;
-	c.st = &rep->pf;
-	c.labels = q->labels;
-	/*
-	 * The program first, as near as can be to the read of its name: an
-	 * exec before the events are enabled (the maps, the rings and the
-	 * wait-cost measurement take tens of ms, more under ASan) is then
-	 * seen by the window's checks; read later, an exec 300 ms in went
-	 * unseen (0 samples, exit 0).
-	 */
-	target_exec_id(c.pid, &c.exe_ino, &c.start_code);
 	prof = profile_new();
+	pfam_init(&f, q, prof, &rep->pf);
 	if (!prof || capture_declare(q, prof, (int64_t)q->period_ns) < 0) {
 		error("out of memory");
 		goto out;
 	}
-	c.rec = recorder_new(prof, c.pid, RECORD_MAX_DEPTH);
-	c.lab = labelsrc_new(c.pid);
-	if (!c.rec) {
+	/*
+	 * The program first (pfam_adopt_one), as near as can be to the read
+	 * of its name: an exec before the events are enabled (the maps, the
+	 * rings and the wait-cost measurement take tens of ms, more under
+	 * ASan) is then seen by the window's checks; read later, an exec 300
+	 * ms in went unseen (0 samples, exit 0).
+	 */
+	if (!(c = pfam_adopt_one(&f, q->t->pid, q->t->comm, 0))) {
 		if (errno == EACCES || errno == EPERM || errno == ESRCH || errno == ENOENT) {
 			code = capture_begin_failed(q->t, errno == ENOENT ? ESRCH : EPERM);
 		} else {
-			error_errno("cannot read the memory map of %d", (int)c.pid);
+			error_errno("cannot read the memory map of %d", (int)q->t->pid);
 		}
 		goto out;
 	}
-	/* Above what perf copies, the ptrace sampler's cap (--stack-size). */
-	if (altstack_init(&c.alt, c.pid, q->stack_cap) == 0)
-		recorder_add_refill(c.rec, RECORDER_REFILL_SIGNAL, altstack_complete, &c.alt);
-	if (stackhole_init(&c.hole, c.pid, q->stack_cap) == 0)
-		recorder_add_refill(c.rec, RECORDER_REFILL_ANY, stackhole_complete, &c.hole);
-	code = pcap_open(&c, a, rep);
+	code = pcap_open(c, a, rep);
 	if (code != EXIT_OK) {
 		*refused = code == EXIT_ATTACH;
 		goto out;
 	}
 	code = EXIT_INTERNAL;
-	if (q->runs_only && (kids = calloc(CHILDREN_MAX, sizeof(*kids))))
-		nkids = children_cpu(c.pid, kids, CHILDREN_MAX);
+	if (q->runs_only && !q->children && (kids = calloc(CHILDREN_MAX, sizeof(*kids))))
+		nkids = children_cpu(c->pid, kids, CHILDREN_MAX);
 	if (!q->quiet)
-		note("profiling %d (%s): %s for %.3gs at %.0f Hz%s%s", (int)c.pid, c.comm, q->what,
+		note("profiling %d (%s)%s: %s for %.3gs at %.0f Hz%s%s", (int)c->pid, c->comm,
+		     q->children ? " and its descendants" : "", q->what,
 		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
 		     q->how ? q->how : "");
 	/* Measured before the events are enabled (waitcost_start() above): a few ms of futex wakes (waitcost.h). */
 	if (a->scope != PERF_SCOPE_TASK) {
-		c.wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();
-		c.timer_cost_ns = rep->pf.timer_cost_ns = waitcost_timer_ns();
-		c.jitter = (clock_mono_ns() ^ ((uint64_t)c.pid << 32)) | 1;
+		c->wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();
+		c->timer_cost_ns = rep->pf.timer_cost_ns = waitcost_timer_ns();
+		c->jitter = (clock_mono_ns() ^ ((uint64_t)c->pid << 32)) | 1;
 	}
-	settle_read_clocks(c.pid, &cpu0, &slices0); /* before the process clock: the live share is not overstated */
+	pfam_adopt(&f); /* the descendants there are now, their clocks read now */
+	settle_read_clocks(c->pid, &c->cpu0, &c->slices0); /* before the process clock: the live share is not overstated */
 	/*
 	 * The rings must be read before they fill, also when the target keeps
 	 * every CPU busy (t_cpu_crowd: 20 runnable threads on 2 CPUs, and the
@@ -650,62 +762,49 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	raised = errno == 0 && nice0 > READER_NICE &&
 		 setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE) == 0;
 	rep->start_real_ns = clock_real_ns();
-	p0 = clock_process_cpu_ns(c.pid);
+	c->proc0_ns = clock_process_cpu_ns(c->pid);
 	t0 = clock_mono_ns();
-	perf_events_enable(&c.ev);
-	pcap_window(&c, rep, t0);
-	perf_events_disable(&c.ev);
+	perf_events_enable(&f.ev);
+	pcap_window(&f, rep, t0);
+	perf_events_disable(&f.ev);
 	t1 = clock_mono_ns();
+	p1 = clock_process_cpu_ns(c->pid);
+	c->proc_ns = p1 > c->proc0_ns ? p1 - c->proc0_ns : 0;
+	rep->pf.cpu_process_ns = c->proc_ns;
 	if (raised)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice0);
-	p1 = clock_process_cpu_ns(c.pid);
-	labelsrc_sync(c.lab);
-	perf_events_drain(&c.ev, pcap_record, &c);
+	pfam_labels_sync(&f);
+	pfam_drain(&f);
 	rep->pf.scope = a->scope;
-	rep->pf.cpu_process_ns = p1 > p0 ? p1 - p0 : 0;
-	/* Samples without a tid label cannot be scaled by thread: their weights stand. */
-	if (!rep->gone && !c.execed && (c.labels & LABEL_TID))
-		pcap_settle(&c, prof, &cpu0, &slices0, rep->pf.cpu_process_ns);
-	if (!c.scaled)
-		pcap_lost_marker(&c);
+	if (!rep->gone && !c->execed)
+		pfam_settle(&f, rep);
+	else if (!c->scaled)
+		pcap_lost_marker(c);
 	rep->perf = 1;
-	rep->execed = c.execed;
+	rep->execed = c->execed;
 	rep->duration_ns = t1 - t0;
 	rep->samples = rep->pf.samples;
-	rep->threads = c.names.count;
-	rep->pf.corrupt += perf_events_corrupt(&c.ev);
-	rep->pf.threads_opened = c.ev.threads;
-	rep->pf.ring_bytes = c.ev.ring_bytes;
-	rep->pf.rings = (uint32_t)c.ev.nrings;
-	rep->pf.stack_bytes = c.ev.cfg.stack_bytes;
-	rep->pf.altstack = c.alt.completed;
-	rep->pf.altstack_stale = c.alt.stale;
-	rep->pf.holes = c.hole.completed;
-	rep->pf.holes_stale = c.hole.stale;
+	rep->pf.corrupt += perf_events_corrupt(&f.ev);
+	rep->pf.threads_opened = f.ev.threads;
+	rep->pf.ring_bytes = f.ev.ring_bytes;
+	rep->pf.rings = (uint32_t)f.ev.nrings;
+	rep->pf.stack_bytes = f.ev.cfg.stack_bytes;
 	if (!q->quiet)
-		labelsrc_warn(c.lab, labelsrc_header(c.lab), c.pid, c.comm);
-	/* Source lines and inlined frames, like every source (doc/DESIGN.md). */
-	recorder_lines(c.rec, q->debug, q->line_cache);
-	rep->rec = *recorder_stats(c.rec);
+		labelsrc_warn(c->lab, labelsrc_header(c->lab), c->pid, c->comm);
+	pfam_finish(&f, rep);
+	if (q->children && f.adopt_failures && !q->quiet)
+		note("%llu descendants of %d (%s) could not be profiled (gone, or their memory map "
+		     "unreadable)", (unsigned long long)f.adopt_failures, (int)c->pid, c->comm);
 	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
 	rep->cpu_self_s = capture_self_cpu();
 	if (kids && !q->quiet && !rep->stop_signal)
-		children_note(c.pid, c.comm, kids, nkids, rep->pf.cpu_process_ns, rep->duration_ns);
+		children_note(c->pid, c->comm, kids, nkids, rep->pf.cpu_process_ns, rep->duration_ns);
 	*out = prof;
 	prof = NULL;
 	code = EXIT_OK;
 out:
-	perf_events_release(&c.ev);
-	recorder_free(c.rec);
-	altstack_release(&c.alt);
-	stackhole_release(&c.hole);
-	labelsrc_free(c.lab);
+	pfam_release(&f);
 	profile_free(prof);
 	free(kids);
-	free(c.name);
-	u64map_release(&c.names);
-	settle_release(&c.settle);
-	u64map_release(&cpu0);
-	u64map_release(&slices0);
 	return code;
 }

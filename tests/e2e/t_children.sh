@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# sampler: both
 # Multi-process services: a master whose forked workers do the work.
 # 1. A CPU profile of a master that used (next to) no CPU names the workers
 #    that did (its replacing a worker is a fork's worth of CPU)
@@ -78,6 +79,33 @@ check "--children dump: each thread names its process" \
 check "target left running" not_stopped "$TPID"
 for p in $(workers); do [ -d /proc/"$p" ] && not_stopped "$p"; done
 kill "$TPID"
+
+# 5. perf: a descendant that execs during the capture is followed into its
+# new program (ptrace families are not): the new program's samples are
+# under its own name with its own functions, and none of its functions is
+# under the old program's name (the exec is looked for in every ring
+# before the samples are taken: samples are ordered within a ring only).
+if [ "$SAMPLER" = perf ]; then
+	bash -c 'sleep 0.3; (sleep 1; exec "$1") & wait' sh "$TARGETS/stacks" >/dev/null 2>&1 &
+	root=$!
+	PIDS="$PIDS $root"
+	sleep 0.1
+	"$ATTACH" -p "$root" -d 3s --children -o "$WORK/exec.pb.gz" -q
+	rc=$?
+	check "--children across a descendant's exec: exit 0 ($rc)" [ "$rc" = 0 ]
+	kid=$(cat /proc/"$root"/task/*/children 2>/dev/null)
+	"$PBDUMP" "$WORK/exec.pb.gz" | grep '^sample' >"$WORK/exec.txt"
+	fns='(main_spin|cmp_slow|recurse_bottom|deep_bottom|signal_victim|handler_spin)'
+	new=$(grep -cE "process=stacks;.* stack .*$fns" "$WORK/exec.txt")
+	# Threads only the new program has, or its functions, under the old name.
+	old=$(grep -E "process=(sh|bash)" "$WORK/exec.txt" |
+		grep -cE "thread=(deep|qsorter|recurser|signaller)|stack .*$fns")
+	echo "after the exec: $new stacks of its functions under process=stacks, $old under the old name"
+	check "the exec'd program's samples are its own" [ "$new" -ge 10 ]
+	check "none of them under the program it replaced" [ "$old" = 0 ]
+	for p in $kid; do kill -9 "$p" 2>/dev/null; done
+	kill -9 "$root" 2>/dev/null
+fi
 
 # 4. The heap kinds read every process's segment into one profile: a
 # master holding 400 KiB (inherited by each worker at fork) and workers
