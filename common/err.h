@@ -32,7 +32,7 @@ int error_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "PROG: warning: message" unless quiet. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Print "PROG: note: message" unless quiet; for informational lines. */
+/* Print "PROG: message" unless quiet; for informational lines (no prefix). */
 void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -135,7 +135,7 @@ static void end_cpu(struct sampler *sm, struct session *s)
 	if (cpu < sm->res.weighed_ns + floor)
 		return;
 	sm->res.cpu_short_ns = cpu - sm->res.weighed_ns;
-	emit_marker(sm, NULL, "[short-lived threads]", sm->res.cpu_short_ns);
+	emit_marker(sm, NULL, SHORT_LIVED_FRAME, sm->res.cpu_short_ns);
 }
 
 const struct policy policy_cpu = {

@@ -31,6 +31,8 @@
 #define SNAP_REPEAT 3   /* thread has not run since its last sample: same stack, no bytes */
 #define SNAP_LOST 4     /* running, but did not stop in time: no stack, said so */
 #define SNAP_MARKER 6   /* CPU no stack can carry, under one named frame (marker); tid 0: no thread */
+/* The marker of CPU of threads that ended, none of them sampled (every sampler's). */
+#define SHORT_LIVED_FRAME "[short-lived threads]"
 
 /* snapshot.state of a thread that was waiting for a CPU (ours; /proc says 'R'). */
 #define SNAP_STATE_QUEUED 'q'

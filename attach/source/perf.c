@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach/engine/snapshot.h"
 #include "attach/engine/target.h"
 #include "attach/perf/altstack.h"
 #include "attach/perf/stackhole.h"
@@ -419,7 +420,7 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 		v[0] = 0;
 		v[1] = (int64_t)ended;
 		/* Of no thread: its process's labels only (--children). */
-		recorder_marker_sample(c->rec, "[short-lived threads]", v, l,
+		recorder_marker_sample(c->rec, SHORT_LIVED_FRAME, v, l,
 				       capture_thread_labels(c->labels & ~(LABEL_TID | LABEL_THREAD),
 							     NULL, 0, c->pid, c->comm, l));
 		c->st->cpu_short_ns += ended;

@@ -267,7 +267,7 @@ static void settle_short(struct settle *st, struct recorder *rec, pid_t pid, uin
 	if (!short_ns)
 		return;
 	if (!pid) {
-		recorder_marker_sample(rec, "[short-lived threads]", v, NULL, 0);
+		recorder_marker_sample(rec, SHORT_LIVED_FRAME, v, NULL, 0);
 		return;
 	}
 	settle_read_live(st, pid);
@@ -277,7 +277,7 @@ static void settle_short(struct settle *st, struct recorder *rec, pid_t pid, uin
 		settle_apply(st, recorder_profile(rec), 1);
 		return;
 	}
-	recorder_marker_sample(rec, "[short-lived threads]", v, NULL, 0);
+	recorder_marker_sample(rec, SHORT_LIVED_FRAME, v, NULL, 0);
 }
 
 static int capture_ptrace(const struct capture_req *q, struct profile **out,
