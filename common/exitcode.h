@@ -2,7 +2,7 @@
 #define CPROF_EXITCODE_H
 /*
  * exitcode — cprof-attach's exit codes, documented in --help, the man
- * page and the README. A source decides them; the command line passes
+ * page and doc/options.md. A source decides them; the command line passes
  * them on.
  */
 #define EXIT_OK 0

@@ -19,7 +19,7 @@
  * lock/unlock pair costs what glibc's own trylock/unlock pair costs (25.4
  * against 26.1 ns; 23.8 ns with glibc's lock, which has none of the saved
  * registers and jump table of its trylock), and a lock-heavy benchmark ran
- * +0.9% and +5.4% in CPU time at the defaults (README).
+ * +0.9% and +5.4% in CPU time at the defaults (doc/locks.md).
  */
 #include <errno.h>
 #include <pthread.h>

@@ -13,7 +13,7 @@
  * only (not for rwlocks, PI, robust or elided ones) and tie the shim to
  * glibc's private layout. The table costs the uncontended unlock a hash,
  * one load of a word that only contended waits write and a branch, after
- * which the real unlock is a tail call. Measured (bench/locks, README): an
+ * which the real unlock is a tail call. Measured (bench/locks, doc/locks.md): an
  * uncontended lock/unlock pair under the shim 25.4 ns, glibc's own
  * trylock/unlock pair 26.1 ns, its lock/unlock pair 23.8 ns: the shim's
  * lock is a trylock, and the rest, this load included, is lost in the

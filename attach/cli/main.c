@@ -1,7 +1,7 @@
 /*
  * main.c — cprof-attach: parse the command line, check the target, run the
  * capture or the series of captures. Exit codes are the EXIT_* values of
- * options.h, documented in --help and the README.
+ * options.h, documented in --help and doc/options.md.
  */
 #include <signal.h>
 #include <sys/resource.h>

@@ -23,11 +23,12 @@
  * the thread off a CPU shows where it waits, so the CPU pending goes to
  * where its last sample found it running (the same stack again): that
  * place is as much a draw from where the thread runs as its next one
- * would be (README: "A CPU sample stands for CPU used where the thread
- * ran"), and nothing waits on a thread that is rarely caught running (a
- * pipe reader behind a dozen busy threads was found in user code a few
- * times a capture, and its CPU was carried to the end, unattributed). A
- * thread never yet found running keeps its CPU for its first such sample.
+ * would be (doc/how-it-works.md: "A CPU sample stands for CPU used where
+ * the thread ran"), and nothing waits on a thread that is rarely caught
+ * running (a pipe reader behind a dozen busy threads was found in user
+ * code a few times a capture, and its CPU was carried to the end,
+ * unattributed). A thread never yet found running keeps its CPU for its
+ * first such sample.
  */
 static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
 {

@@ -8,9 +8,10 @@
  * Invariants:
  *  - cpu: only threads whose CPU clock moved are sampled, weighted by the
  *    CPU they used since their last sample; a stop that finds the thread
- *    asleep gives that CPU to where it was last found running (README: "A
- *    CPU sample stands for CPU used where the thread ran"); a tick that
- *    finds the thread count changed reads the list first (POLICY_EAGER),
+ *    asleep gives that CPU to where it was last found running
+ *    (doc/how-it-works.md: "A CPU sample stands for CPU used where the
+ *    thread ran"); a tick that finds the thread count changed reads the
+ *    list first (POLICY_EAGER),
  *    so short-lived threads alive at it are sampled; at the end, a thread
  *    never found running has its CPU under one marker frame, and the
  *    process clock's CPU beyond all the samples goes to one "[short-lived

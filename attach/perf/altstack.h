@@ -20,7 +20,7 @@
  *    spins in one function, interrupted again and again). A thread that
  *    moved away and came back to the same sp without a signal in between
  *    is not caught; the unwinder's call-site checks catch most bytes that
- *    are not a stack (README, Known limits);
+ *    are not a stack (doc/limits.md);
  *  - at most cap bytes of interrupted stack per sample, in a buffer of
  *    its own; nothing else is allocated after altstack_init();
  *  - every byte read is untrusted: the frame is checked field by field

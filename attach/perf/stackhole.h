@@ -27,7 +27,7 @@
  *    has usually rewritten them. A thread that returned without touching
  *    them and now runs above with other frames is not caught; the
  *    unwinder's call-site checks catch most bytes that are not a stack
- *    (README, Known limits);
+ *    (doc/limits.md);
  *  - every byte read is untrusted: the unwinder walks it with its bounds;
  *  - every read is bounded in time (vm_read_bounded(): a page registered
  *    with userfaultfd and never resolved holds a read for ever): after

@@ -98,7 +98,7 @@ one_case() {
 			below "$waits" "$(awk -v t="$truth" 'BEGIN { print 108 - t }')"
 		[ "$npoll" = 0 ] && check "$name: thread $tid's sleep gets under 20% of its CPU" below "$sleep_pct" 20
 		if [ "$SAMPLER" = ptrace ] && [ "$npoll" != 0 ]; then
-			echo "$name: handler share reported, not checked: ptrace cannot place a call's kernel CPU (README, Known limits)"
+			echo "$name: handler share reported, not checked: ptrace cannot place a call's kernel CPU (doc/limits.md)"
 			continue
 		fi
 		ttol=$(draws_tol "$WORK/$name.stats" "$WORK/$name.txt" "$tid" "$truth" "$tol")
@@ -123,7 +123,7 @@ one_case two-loops-busy-1000hz 1000 2 1 0 "$tol"
 # A wait that costs the kernel CPU before and after its sleep (ppoll of 400
 # descriptors: ~half the thread's CPU). perf events sample it where it
 # runs: -3.3..+4.3 points in 8 runs at 100 Hz. The ptrace sampler cannot
-# see where in a call the kernel spent its CPU (README, "Known limits"):
+# see where in a call the kernel spent its CPU (doc/limits.md):
 # -11.4..+8.8 in 6 runs, hence 20; at 1000 Hz its stops break the sleep
 # often enough that the restarted scans are a cost of their own (14-17
 # points low), so that case is perf's alone. On a PVM guest the poll's
@@ -144,7 +144,7 @@ one_case two-loops-busy-1000hz 1000 2 1 0 "$tol"
 # with it -2.2..+1.1 in 9 runs.
 if [ "$SAMPLER" = ptrace ]; then
 	one_case poll-400-100hz 100 1 0 400 30
-	echo "poll-400-1000hz: not run with ptrace (its stops restart the poll: README, Known limits)"
+	echo "poll-400-1000hz: not run with ptrace (its stops restart the poll: doc/limits.md)"
 else
 	one_case poll-400-100hz 100 1 0 400 "$tol"
 	one_case poll-400-1000hz 1000 1 0 400 "$tol"

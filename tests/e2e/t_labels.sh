@@ -12,9 +12,9 @@
 #    15%;
 #  - the thread dump shows each worker's labels;
 #  - the same programs without the shim: the calls are no-ops, the work
-#    and its result the same (labelserver; the README's C++ RAII wrapper,
-#    labels_cxx, whose dump also shows that a scope left by an exception
-#    restored the labels);
+#    and its result the same (labelserver; the C++ RAII wrapper of
+#    doc/labels.md, labels_cxx, whose dump also shows that a scope left
+#    by an exception restored the labels);
 #  - fork (labelmisuse -f): the child's thread has the inherited labels
 #    and what it pushed over them; its heap keeps the parent's labels on
 #    the inherited block and its own on its new one;

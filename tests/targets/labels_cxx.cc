@@ -1,5 +1,5 @@
 /*
- * labels_cxx — the README's C++ RAII wrapper for include/cprof.h, used as
+ * labels_cxx — doc/labels.md's C++ RAII wrapper for include/cprof.h, used as
  * a program would: a scope object pushes labels and its destructor pops
  * them, also when an exception leaves the scope. The main thread enters
  * job=outer, then a nested scope (job=inner step=1) that throws, and
@@ -17,7 +17,7 @@
 #include <thread>
 #include <unistd.h>
 
-/* The README's wrapper: labels for the lifetime of a scope. */
+/* doc/labels.md's wrapper: labels for the lifetime of a scope. */
 class cprof_scope {
 public:
 	template <typename... S> explicit cprof_scope(const char *key, const char *value, S... more)
