@@ -10,6 +10,7 @@
 #include "attach/cli/series.h"
 #include "attach/engine/target.h"
 #include "common/err.h"
+#include "common/hurry.h"
 #include "common/watchdog.h"
 
 int main(int argc, char **argv)
@@ -33,6 +34,8 @@ int main(int argc, char **argv)
 	if (r != 0)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 	err_set_quiet(o.quiet);
+	/* The start at a higher priority, where allowed, until sampling runs (hurry.h). */
+	hurry_begin();
 	/*
 	 * Descriptors are per thread (a /proc file cache, perf events per
 	 * thread and CPU): take the hard limit, not a shell's soft 1024.

@@ -17,6 +17,7 @@
 #include "attach/engine/target.h"
 #include "attach/kinds/kinds.h"
 #include "attach/push/push.h"
+#include "common/hurry.h"
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/proc.h"
@@ -83,6 +84,7 @@ static int series_one(const struct options *o, const struct target *t, struct de
 		goto done;
 	}
 	code = o->kind->source->capture(&req, &prof, rep);
+	hurry_end(); /* a source that never began sampling did not end it */
 	if (code != EXIT_OK && code != EXIT_USAGE && watchdog_stop_signal()) {
 		/* Whatever failed, it failed because we were leaving. */
 		note("stopped by %s before the capture could end; no profile written",

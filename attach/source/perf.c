@@ -37,6 +37,7 @@
 #include "attach/source/source.h"
 #include "common/err.h"
 #include "common/proc.h"
+#include "common/hurry.h"
 #include "common/waitcost.h"
 #include "common/u64map.h"
 #include "model/profile.h"
@@ -707,7 +708,18 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 
 	*out = NULL;
 	*refused = 0;
-	/* The wait cost, measured while the events and the objects are opened. */
+	/*
+	 * The rings must be read before they fill, also when the target keeps
+	 * every CPU busy (t_cpu_crowd: 20 runnable threads on 2 CPUs, and the
+	 * reader at nice 0 got a turn every ~115 ms: 20% of the records lost),
+	 * and the capture must start soon there too (16 busy threads on 2
+	 * CPUs: opening the target's objects at nice 0 took a second). Only
+	 * this thread, only where allowed, from here to the window's end.
+	 */
+	nice0 = hurry_nice();
+	raised = nice0 > READER_NICE &&
+		 setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE) == 0;
+	/* The wait cost, measured on a thread of its own meanwhile; needed only at the end. */
 	waitcost_start();
 	memset(rep, 0, sizeof(*rep));
 	prof = profile_new();
@@ -744,24 +756,10 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		     q->children ? " and its descendants" : "", q->what,
 		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
 		     q->how ? q->how : "");
-	/* Measured before the events are enabled (waitcost_start() above): a few ms of futex wakes (waitcost.h). */
-	if (a->scope != PERF_SCOPE_TASK) {
-		c->wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();
-		c->timer_cost_ns = rep->pf.timer_cost_ns = waitcost_timer_ns();
+	if (a->scope != PERF_SCOPE_TASK)
 		c->jitter = (clock_mono_ns() ^ ((uint64_t)c->pid << 32)) | 1;
-	}
 	pfam_adopt(&f); /* the descendants there are now, their clocks read now */
 	settle_read_clocks(c->pid, &c->cpu0, &c->slices0); /* before the process clock: the live share is not overstated */
-	/*
-	 * The rings must be read before they fill, also when the target keeps
-	 * every CPU busy (t_cpu_crowd: 20 runnable threads on 2 CPUs, and the
-	 * reader at nice 0 got a turn every ~115 ms: 20% of the records lost).
-	 * Only this thread, only where allowed, restored after the window.
-	 */
-	errno = 0;
-	nice0 = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-	raised = errno == 0 && nice0 > READER_NICE &&
-		 setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE) == 0;
 	rep->start_real_ns = clock_real_ns();
 	c->proc0_ns = clock_process_cpu_ns(c->pid);
 	t0 = clock_mono_ns();
@@ -772,8 +770,15 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	p1 = clock_process_cpu_ns(c->pid);
 	c->proc_ns = p1 > c->proc0_ns ? p1 - c->proc0_ns : 0;
 	rep->pf.cpu_process_ns = c->proc_ns;
+	hurry_end();
 	if (raised)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice0);
+	raised = 0;
+	/* Measured while the window ran (waitcost_start() above): a few ms of futex wakes (waitcost.h). */
+	if (a->scope != PERF_SCOPE_TASK) {
+		c->wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();
+		c->timer_cost_ns = rep->pf.timer_cost_ns = waitcost_timer_ns();
+	}
 	pfam_labels_sync(&f);
 	pfam_drain(&f);
 	rep->pf.scope = a->scope;
@@ -804,6 +809,8 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	prof = NULL;
 	code = EXIT_OK;
 out:
+	if (raised)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice0);
 	pfam_release(&f);
 	profile_free(prof);
 	free(kids);

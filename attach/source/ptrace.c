@@ -27,6 +27,7 @@
 #include "attach/source/source.h"
 #include "common/err.h"
 #include "common/proc.h"
+#include "common/hurry.h"
 #include "common/waitcost.h"
 #include "model/profile.h"
 
@@ -388,12 +389,11 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	 * thread, whose consumer reads the labels while the stops come
 	 * (below) and must get its turn then.
 	 */
-	errno = 0;
-	nice_was = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-	if (errno)
-		nice_was = 0;
-	if (!(q->policy->flags & POLICY_ONCE))
+	nice_was = hurry_nice(); /* the start is done (hurry.h): the tracer inherited its priority */
+	if (!(q->policy->flags & POLICY_ONCE)) {
+		hurry_end();
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	}
 	t0 = shown = clock_mono_ns();
 	for (;;) {
 		if (fam_on && clock_mono_ns() - adopted >= ADOPT_NS) {

@@ -104,7 +104,7 @@ check "cannot attach (3)" [ $? = 3 ]
 # page tables' teardown), that alone, with no user registers (5). It is
 # caught asleep first: its start (the loader, in user mode) is work a
 # capture that begins at once may sample.
-sleep 0.3 &
+sleep 1 &
 gp=$!
 for i in $(seq 1 40); do
 	[ "$(awk '{ print $3 }' /proc/$gp/stat 2>/dev/null)" = S ] && break
