@@ -22,8 +22,11 @@ start_hostile tgt as_attacker "$TARGETS/hostile_trust_names"
 # ("dir" or "link") at /tmp/cprof-spool-0, then root pushes one capture.
 spool_run() {
 	local name=$1 plant=$2
+	# The attacher is reached through /mnt: a fresh /tmp hides a build
+	# under /tmp (a clone there failed with "No such file or directory").
 	unshare -m sh -c '
 		mount --make-rprivate /
+		mount --bind "$(dirname "$4")" /mnt
 		mount -t tmpfs -o mode=1777 tmpfs /tmp
 		mount -t tmpfs -o mode=755 tmpfs /var/cache
 		case "$2" in
@@ -32,7 +35,7 @@ spool_run() {
 			"mkdir -m 777 /tmp/mine && ln -s /tmp/mine /tmp/cprof-spool-0" ;;
 		esac
 		t0=$(date +%s.%N)
-		env -u HOME -u XDG_CACHE_HOME timeout -s KILL 30 "$4" -p "$5" -d 200ms \
+		env -u HOME -u XDG_CACHE_HOME timeout -s KILL 30 /mnt/"$(basename "$4")" -p "$5" -d 200ms \
 			--push "http://127.0.0.1:$6" --app trust 2>&3
 		echo "rc $?"
 		echo "secs $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN { printf \"%.2f\", b - a }")"
