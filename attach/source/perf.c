@@ -130,6 +130,13 @@ static size_t pcap_labels(struct pcap *c, uint32_t tid, struct profile_label_in 
 				     l);
 }
 
+/* The labels of a marker of no thread: its process's only (l has CAPTURE_THREAD_LABELS). */
+static size_t pcap_process_labels(const struct pcap *c, struct profile_label_in *l)
+{
+	return capture_thread_labels(c->labels & ~(LABEL_TID | LABEL_THREAD), NULL, 0, c->pid,
+				     c->comm, l);
+}
+
 /* A sample of c's process (pcap_record found which). */
 static void pcap_sample(struct pcap *c, const struct perf_sample *s)
 {
@@ -156,9 +163,8 @@ static void pcap_sample(struct pcap *c, const struct perf_sample *s)
 		 */
 		c->st->exiting++;
 		c->exiting_ns += w;
-		recorder_marker_sample(c->rec, "[not captured: thread exiting]", v,
-				       l, capture_thread_labels(c->labels & ~(LABEL_TID | LABEL_THREAD),
-							    NULL, 0, c->pid, c->comm, l));
+		recorder_marker_sample(c->rec, "[not captured: thread exiting]", v, l,
+				       pcap_process_labels(c, l));
 		return;
 	}
 	settle_add(&c->settle, s->tid, w);
@@ -421,9 +427,7 @@ static void pcap_settle(struct pcap *c, struct profile *prof, const struct u64ma
 		v[0] = 0;
 		v[1] = (int64_t)ended;
 		/* Of no thread: its process's labels only (--children). */
-		recorder_marker_sample(c->rec, SHORT_LIVED_FRAME, v, l,
-				       capture_thread_labels(c->labels & ~(LABEL_TID | LABEL_THREAD),
-							     NULL, 0, c->pid, c->comm, l));
+		recorder_marker_sample(c->rec, SHORT_LIVED_FRAME, v, l, pcap_process_labels(c, l));
 		c->st->cpu_short_ns += ended;
 	}
 }
