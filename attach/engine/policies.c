@@ -157,17 +157,27 @@ const struct policy policy_cpu = {
  * kicks wait for its next kernel entry: the stop lands there, or breaks
  * the sleep it enters) is not where it ran: such a
  * sample stands for its last stack found running, as a CPU sample's CPU
- * is carried.
+ * is carried. A thread with no stack yet (its first sample) has nothing
+ * to stand for: found asleep, it is a sample of its sleep; ran on, one of
+ * where it stopped (repeated with no stack, it came out stackless).
  */
 static void emit_elapsed(void *ctx, struct thread *t, struct snapshot *snap)
 {
 	struct sampler *sm = ctx;
 
 	if (snap->how == SNAP_STOPPED && !snap->queued && (snap->ran_on || snap->slept)) {
-		snap->how = SNAP_REPEAT;
-		snap->repeat_running = 1;
-		snap->img.nstacks = 0;
+		if (t->flags & THREAD_STACKED) {
+			snap->how = SNAP_REPEAT;
+			snap->repeat_running = 1;
+			snap->img.nstacks = 0;
+		} else if (snap->slept) {
+			snap->how = SNAP_SYSCALL;
+			snap->syscall = snap->slept_nr;
+			snap->state = 'S';
+		}
 	}
+	if (snap->how == SNAP_STOPPED || snap->how == SNAP_SYSCALL)
+		t->flags |= THREAD_STACKED;
 	snap->weight = (int64_t)(snap->time_ns - t->last_sample_ns);
 	t->last_sample_ns = snap->time_ns;
 	t->sample_tick = sm->res.ticks;

@@ -27,6 +27,7 @@
 #define THREAD_DEFERRED 16u    /* held; copied for session.defer_emit when its stop comes */
 #define THREAD_CHARGED 32u     /* cpu: a sample found it running (its last stack is one) */
 #define THREAD_TORN 64u        /* asked to stop though asleep: it kept waking while read */
+#define THREAD_STACKED 128u    /* wall: a sample of this capture carried its stack */
 
 struct thread {
 	pid_t tid;

@@ -164,8 +164,8 @@ static void record_snapshot(struct recorder *rec, struct label_src *lab,
 		     recorder_repeat(rec, RUNNING_KEY(snap->tid), v, l, nl) == 0) ||
 		    recorder_repeat(rec, (uint64_t)snap->tid, v, l, nl) == 0)
 			return;
-		/* No earlier stack (should not happen): count it, stackless. */
-		profile_add_sample(recorder_profile(rec), NULL, 0, v, l, nl);
+		/* No earlier stack (the engine repeats only stacked threads): named, never stackless. */
+		recorder_marker_sample(rec, "[not captured: no earlier stack to repeat]", v, l, nl);
 		return;
 	}
 	recorder_add(rec, (uint64_t)snap->tid, &snap->img, v, l, nl);

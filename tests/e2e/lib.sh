@@ -53,7 +53,12 @@ cleanup() {
 		kill -9 "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
-	rm -rf "$WORK"
+	# CPROF_KEEP_WORK=1 keeps a failed test's files, to read a flake.
+	if [ "$FAILED" != 0 ] && [ -n "${CPROF_KEEP_WORK:-}" ]; then
+		echo "kept: $WORK" >&2
+	else
+		rm -rf "$WORK"
+	fi
 }
 trap cleanup EXIT
 
@@ -227,6 +232,14 @@ not_stopped() {
 	tracer=$(awk '/^TracerPid:/ { print $2 }' /proc/"$1"/status)
 	case "$st" in *t* | *T*) echo "thread states: $st" >&2; return 1 ;; esac
 	[ "$tracer" = 0 ] || { echo "TracerPid $tracer" >&2; return 1; }
+}
+
+# case_wanted NAME: whether a test's case NAME runs; CPROF_TEST_CASES
+# (space-separated names) runs only those, to repeat a flake's case.
+case_wanted() {
+	[ -z "${CPROF_TEST_CASES:-}" ] && return 0
+	case " ${CPROF_TEST_CASES:-} " in *" $1 "*) return 0 ;; esac
+	return 1
 }
 
 finish() {

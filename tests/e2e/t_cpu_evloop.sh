@@ -59,6 +59,7 @@ draws_tol() {
 # within TOLERANCE points.
 one_case() {
 	local name=$1 hz=$2 loops=$3 busy=$4 npoll=${5:-0} tol=${6:-9} before after rc tid truth got sleep_pct waits
+	case_wanted "$name" || return 0
 	start_target evloop "$loops" "$busy" 100 150 "$npoll"
 	sleep 0.3
 	before=$(loops_now)
@@ -156,7 +157,9 @@ fi
 # kernel time, under one frame of its own, not spread over its user-mode
 # samples (spread, the handler got 99% of the thread for 90% measured).
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 9)
-if [ "$SAMPLER" != ptrace ] && [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+if ! case_wanted user-mode-only; then
+	:
+elif [ "$SAMPLER" != ptrace ] && [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
 	[ "$paranoid" = 2 ]; then
 	chmod 777 "$WORK"
 	: >"$WORK/evloop.out"
@@ -179,15 +182,21 @@ if [ "$SAMPLER" != ptrace ] && [ "$(id -u)" = 0 ] && command -v setpriv >/dev/nu
 		$1 == t && !seen { h0 = $2; c0 = $3; seen = 1; next }
 		$1 == t { h1 = $2; c1 = $3 }
 		END { printf "%.1f", 100 * (h1 - h0) / (c1 - c0) }')
-	read -r got kern < <(awk -v t="$tid" '
+	read -r got kern spread < <(awk -v t="$tid" '
 		/^sample / && $0 ~ ("tid=" t "( |;|$)") { split($2, v, ","); all += v[2]
 			if ($0 ~ /;handle_request(;|$)/) h += v[2]
 			if ($0 ~ /\[kernel mode: not sampled/) k += v[2] }
-		END { if (all) printf "%.1f %.1f\n", 100 * h / all, 100 * k / all; else print "-1 -1" }' "$WORK/user.txt")
+		END { if (all > k) printf "%.1f %.1f %.1f\n", 100 * h / all, 100 * k / all, 100 * h / (all - k)
+		      else print "-1 -1 -1" }' "$WORK/user.txt")
 	echo "user mode only: handle_request $got%, kernel frame $kern%, $truth% measured by the thread"
 	check "user mode only: the thread's kernel time has its own frame ($kern%)" below 1 "$kern"
-	check "user mode only: the handler not credited with kernel time ($got% <= $truth% + 5)" \
-		below "$got" "$(awk -v t="$truth" 'BEGIN { print t + 5 }')"
+	# Spread over the user-mode samples, the kernel time would give the
+	# handler $spread% (99% for 90% on a plain VM, 98% for 77% on a PVM
+	# guest): the handler must sit nearer the truth than that. Runs read
+	# -7.5..+5.3 points from the truth (doc/measurements.md), so a fixed
+	# "+5" was no bar, only a coin.
+	check "user mode only: the handler not credited with kernel time ($got% below the midpoint of $truth% and $spread%)" \
+		below "$got" "$(awk -v t="$truth" -v s="$spread" 'BEGIN { print (t + s) / 2 }')"
 	check "user mode only: handler within 12 points of the thread's measurement" near "$got" "$truth" 12
 	check "user mode only: target left running" not_stopped "$TPID"
 	kill "$TPID"
