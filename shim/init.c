@@ -138,6 +138,7 @@ static void shim_fork_child(void)
 	waiters_fork_child(); /* the parent's waiters are not in the child */
 	shim_tls.seeded = 0;
 	shim_tls.left = 0;
+	shim_tls.tid = 0;
 	shim_tls.wseeded = 0;
 	shim_tls.busy--;
 }

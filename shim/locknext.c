@@ -16,6 +16,10 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* dlsym(RTLD_NEXT, name) with the recursion guard raised (dlsym may allocate). */
 static void *locknext_find(const char *name)
@@ -94,12 +98,39 @@ struct lock_next lock_next = { LOCKNEXT_LIST(LOCKNEXT_INIT) };
 			__atomic_store_n(&lock_next.slot, f, __ATOMIC_RELEASE); \
 	}
 
+int lock_inline;
+
+/* Whether f lies in the object that defines glibc's own gnu_get_libc_version. */
+static int locknext_in_glibc(void *f)
+{
+	Dl_info a, b;
+
+	return f && dladdr(f, &a) && dladdr((void *)gnu_get_libc_version, &b) &&
+	       a.dli_fbase == b.dli_fbase;
+}
+
 void locknext_resolve_all(void)
 {
 	static int done;
+	const char *dbg;
+	int in;
 
 	/* A load first: no write to a shared line at every later pthread_create. */
 	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE) || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
 		return;
 	LOCKNEXT_LIST(LOCKNEXT_RESOLVE)
+	shim_tls.busy++; /* dladdr takes the loader's lock, as dlsym: nothing else here */
+	in = locknext_in_glibc((void *)lock_next.mutex_lock) &&
+	     locknext_in_glibc((void *)lock_next.mutex_trylock) &&
+	     locknext_in_glibc((void *)lock_next.mutex_unlock);
+	shim_tls.busy--;
+	in = in && !secure_getenv("CPROF_LOCK_NO_INLINE");
+	__atomic_store_n(&lock_inline, in, __ATOMIC_RELEASE);
+	dbg = secure_getenv("CPROF_DEBUG");
+	if (dbg && *dbg && strcmp(dbg, "0") != 0) {
+		const char *line = in ? "libcprof.so: default mutexes taken as glibc takes them\n" :
+				        "libcprof.so: mutexes taken through the next pthread_mutex_trylock\n";
+
+		(void)!write(2, line, strlen(line));
+	}
 }

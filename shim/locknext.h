@@ -60,6 +60,15 @@ struct lock_next {
 extern struct lock_next lock_next SHIM_HIDDEN;
 
 /*
+ * 1 once lock_next's mutex lock, trylock and unlock are known to be
+ * glibc's own (locknext_resolve_all): then the shim may take a free
+ * default mutex itself, as glibc's lock does (shim/locks.c), since no
+ * other interposer (a race detector) waits behind it to see the call.
+ * 0 until then, and for good when another library comes next.
+ */
+extern int lock_inline SHIM_HIDDEN;
+
+/*
  * Looks up every function not yet found (once per process; later calls
  * return at once). Called by the first pthread_create, before the new
  * thread exists.

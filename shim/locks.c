@@ -1,30 +1,32 @@
 /*
  * locks.c — the interposed lock, wait and join functions. The fast path
- * of an acquisition is the real try-function (pthread_mutex_trylock for
- * pthread_mutex_lock, and so on): when it succeeds, that is the whole
- * call, with no clock, no table and no write but the lock's own; only
- * when it fails does the out-of-line slow path read the clock, register
- * the waiter (shim/lockprof.h) and call the real blocking function. A
- * release first loads one word of the waiter side table (shim/waiters.h):
- * a lock nobody waits for costs that load, a branch and a tail call to
- * the real unlock; one with waiters is charged before the real unlock,
- * while the releaser still holds it (see waiters.h), and its stack is
- * captured after. Condition-variable waits always block, so they are
- * timed; they also release their mutex, which counts as a release for the
- * mutex profile. C++'s std::mutex, std::timed_mutex,
- * std::condition_variable, std::shared_mutex and std::thread::join reach
- * these through libstdc++ and its inline headers (pthread_mutex_lock,
- * pthread_mutex_clocklock, pthread_cond_wait and _clockwait, the rwlock
- * functions, pthread_join). Measured (bench/locks): an uncontended
- * lock/unlock pair costs what glibc's own trylock/unlock pair costs (25.4
- * against 26.1 ns; 23.8 ns with glibc's lock, which has none of the saved
- * registers and jump table of its trylock), and a lock-heavy benchmark ran
- * +0.9% and +5.4% in CPU time at the defaults (doc/locks.md).
+ * of an acquisition takes the lock without a clock, a table or a write but
+ * the lock's own: a free default mutex is taken here as glibc's own
+ * pthread_mutex_lock takes it (locks_mutex_take), where glibc's lock is
+ * the next one; any other lock through the real try-function
+ * (pthread_mutex_trylock for pthread_mutex_lock, and so on). Only when
+ * that fails does the out-of-line slow path read the clock, register the
+ * waiter (shim/lockprof.h) and call the real blocking function. A release
+ * first loads one word of the waiter side table (shim/waiters.h): a lock
+ * nobody waits for costs that load, a branch and glibc's release (here,
+ * for a default mutex, or the real unlock); one with waiters is charged
+ * before the real unlock, while the releaser still holds it (see
+ * waiters.h), and its stack is captured after. Condition-variable waits
+ * always block, so they are timed; they also release their mutex, which
+ * counts as a release for the mutex profile. C++'s std::mutex,
+ * std::timed_mutex, std::condition_variable, std::shared_mutex and
+ * std::thread::join reach these through libstdc++ and its inline headers
+ * (pthread_mutex_lock, pthread_mutex_clocklock, pthread_cond_wait and
+ * _clockwait, the rwlock functions, pthread_join). What the fast paths
+ * cost is measured by bench/locks (doc/locks.md).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "shim/lockprof.h"
 #include "shim/locknext.h"
@@ -65,11 +67,45 @@ static LOCKS_COLD int locks_mutex_wait(pthread_mutex_t *m, int how, clockid_t cl
 	return rc;
 }
 
+/* This thread's kernel id, for a mutex's owner field; reset in a forked child (init.c). */
+static inline int locks_tid(void)
+{
+	if (__builtin_expect(shim_tls.tid == 0, 0))
+		shim_tls.tid = (int)gettid();
+	return shim_tls.tid;
+}
+
+/*
+ * Take a free default mutex (kind 0: normal, private, no elision, not
+ * robust) as glibc's pthread_mutex_lock does: the lock word from 0 to 1,
+ * then the owner and the user count. It is glibc's trylock without its
+ * call, type dispatch and saved registers, which made an uncontended pair
+ * cost more than glibc's own lock pair (doc/locks.md). Only where the
+ * next lock is glibc's own (lock_inline): 0 taken, EBUSY held, -1 not
+ * such a mutex (or not glibc's), for the trylock.
+ */
+static inline int locks_mutex_take(pthread_mutex_t *m)
+{
+	int free = 0;
+
+	if (!__atomic_load_n(&lock_inline, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0)
+		return -1;
+	if (!__atomic_compare_exchange_n(&m->__data.__lock, &free, 1, 0, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return EBUSY;
+	m->__data.__owner = locks_tid();
+	++m->__data.__nusers;
+	return 0;
+}
+
 SHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	int rc = lock_next.mutex_trylock(m);
+	int rc = locks_mutex_take(m);
 
-	if (__builtin_expect(rc != EBUSY, 1))
+	if (__builtin_expect(rc == 0, 1))
+		return 0;
+	if (rc < 0 && (rc = lock_next.mutex_trylock(m)) != EBUSY)
 		return rc;
 	return locks_mutex_wait(m, LOCKS_PLAIN, 0, NULL);
 }
@@ -113,10 +149,31 @@ static LOCKS_COLD int locks_mutex_release(pthread_mutex_t *m)
 	return rc;
 }
 
+/*
+ * Release a default mutex as glibc's pthread_mutex_unlock does (the
+ * counterpart of locks_mutex_take, for any holder: the protocol is
+ * glibc's): owner and user count first, then the lock word to 0, and a
+ * futex wake if it said that threads sleep on it (2). -1: not such a
+ * mutex, for the real unlock.
+ */
+static inline int locks_mutex_give(pthread_mutex_t *m)
+{
+	if (!__atomic_load_n(&lock_inline, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0)
+		return -1;
+	m->__data.__owner = 0;
+	--m->__data.__nusers;
+	if (__builtin_expect(__atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE) > 1, 0))
+		syscall(SYS_futex, &m->__data.__lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return 0;
+}
+
 SHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	if (__builtin_expect(waiters_may_wait(m), 0))
 		return locks_mutex_release(m);
+	if (__builtin_expect(locks_mutex_give(m) == 0, 1))
+		return 0;
 	return lock_next.mutex_unlock(m);
 }
 

@@ -46,6 +46,7 @@ struct shim_thread {
 	uint32_t seeded;        /* rng seeded and left drawn */
 	struct sample_rng wrng; /* the block and mutex profiles' PRNG (shim/lockprof.c) */
 	uint32_t wseeded;       /* wrng seeded */
+	int tid;                /* gettid(), 0 until read (shim/locks.c); reset at fork */
 };
 
 extern __thread struct shim_thread shim_tls
