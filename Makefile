@@ -283,7 +283,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_LIB := $(wildcard common/*.c) unwind/maps.c unwind/elfimg.c unwind/symtab.c unwind/cfitab.c \
 	unwind/dwlines.c unwind/dwguard.c unwind/dwfuncs.c unwind/debugfind.c unwind/minidebug.c unwind/perfmap.c unwind/linetab.c \
-	attach/source/segment.c attach/engine/sigframe.c attach/perf/ring.c attach/push/parse.c
+	attach/source/segread.c attach/ptrace/sigframe.c attach/perf/ring.c attach/push/parse.c
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)

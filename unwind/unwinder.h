@@ -56,7 +56,7 @@ struct regs {
  * "mov $15,%rax; syscall" (rt_sigreturn): its bytes, and where in it a
  * thread's pc may be: at its start, at the syscall (the mov done), or just
  * past it (a perf sample taken inside the call). The one definition: the
- * unwinder and the alternate-stack code (attach/engine/sigframe.c) match
+ * unwinder and the alternate-stack code (attach/ptrace/sigframe.c) match
  * these.
  */
 #define SIGRETURN_LEN 9

@@ -8,7 +8,7 @@
 
 #include "attach/cli/options.h"
 #include "attach/cli/series.h"
-#include "attach/engine/target.h"
+#include "attach/capture/target.h"
 #include "common/err.h"
 #include "common/hurry.h"
 #include "common/watchdog.h"

@@ -7,7 +7,7 @@
 
 #include "attach/cli/options.h"
 #include "attach/cli/output.h"
-#include "attach/engine/target.h"
+#include "attach/capture/target.h"
 #include "attach/kinds/kinds.h"
 #include "common/err.h"
 #include "model/profile.h"

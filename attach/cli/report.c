@@ -13,7 +13,7 @@
 #include "attach/kinds/kinds.h"
 #include "attach/cli/options.h"
 #include "attach/cli/report.h"
-#include "attach/engine/target.h"
+#include "attach/capture/target.h"
 #include "attach/perf/events.h"
 #include "common/buf.h"
 #include "common/err.h"

@@ -14,7 +14,7 @@
 #include "attach/cli/output.h"
 #include "attach/cli/report.h"
 #include "attach/cli/series.h"
-#include "attach/engine/target.h"
+#include "attach/capture/target.h"
 #include "attach/kinds/kinds.h"
 #include "attach/push/push.h"
 #include "common/hurry.h"

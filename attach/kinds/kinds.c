@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "attach/engine/policies.h"
+#include "attach/ptrace/policies.h"
 #include "attach/kinds/kinds.h"
 #include "attach/source/views.h"
 #include "model/profile.h"

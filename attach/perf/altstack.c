@@ -1,7 +1,7 @@
 /*
  * altstack.c — the interrupted stack under a handler on an alternate
  * signal stack, for the perf sampler. The ptrace sampler does the same
- * with the thread stopped (attach/engine/stackcopy.c); here the thread
+ * with the thread stopped (attach/ptrace/stackcopy.c); here the thread
  * runs on, hence the second read of the frame. Only stacks whose walk
  * crossed a signal frame and then ran out of bytes come here (the
  * recorder decides), so the search over the copy and the two reads are
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/engine/sigframe.h"
+#include "attach/ptrace/sigframe.h"
 #include "attach/perf/altstack.h"
 #include "common/vmread.h"
 

@@ -5,7 +5,7 @@
  * on an alternate signal stack. The kernel copies the user stack from sp
  * up, which is the alternate stack alone: the frames the handler
  * interrupted are on the thread's own stack, elsewhere. When the copy
- * holds the kernel's signal frame (attach/engine/sigframe.h), the
+ * holds the kernel's signal frame (attach/ptrace/sigframe.h), the
  * interrupted stack is read from the target's memory, from the saved sp
  * up, without stopping anything.
  *

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attach/engine/target.h"
+#include "attach/capture/target.h"
 #include "attach/push/label.h"
 #include "attach/push/push.h"
 #include "common/buf.h"

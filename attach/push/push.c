@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/engine/target.h"
+#include "attach/capture/target.h"
 #include "attach/push/label.h"
 #include "attach/push/push.h"
 #include "attach/push/request.h"

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "attach/engine/target.h"
-#include "attach/perf/access.h"
+#include "attach/capture/target.h"
+#include "attach/perf/perfaccess.h"
 #include "attach/perf/events.h"
-#include "attach/source/perf.h"
+#include "attach/source/perfsrc.h"
 #include "attach/source/source.h"
 #include "common/err.h"
 #include "model/profile.h"

@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 #include "attach/source/children.h"
-#include "attach/engine/sampler.h"
+#include "attach/ptrace/sampler.h"
 
 struct family_member {
 	struct sampler sm;

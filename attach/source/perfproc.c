@@ -11,8 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "attach/engine/target.h"
-#include "attach/source/labels.h"
+#include "attach/capture/target.h"
+#include "attach/source/labelsrc.h"
 #include "attach/source/perfproc.h"
 #include "common/proc.h"
 

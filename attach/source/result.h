@@ -15,7 +15,7 @@
  */
 #include <stdint.h>
 
-#include "attach/engine/sampler.h"
+#include "attach/ptrace/sampler.h"
 #include "attach/source/record.h"
 
 /* What the perf source saw (source/perf.c). */

@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "attach/engine/target.h"
+#include "attach/capture/target.h"
 #include "attach/source/source.h"
 #include "common/err.h"
 #include "common/exitcode.h"

@@ -5,7 +5,7 @@
  */
 #include <math.h>
 
-#include "attach/source/segment.h"
+#include "attach/source/segread.h"
 #include "attach/source/views.h"
 
 static int64_t round_est(double v)

@@ -140,7 +140,7 @@ one_case two-loops-busy-1000hz 1000 2 1 0 "$tol"
 # the same host read kicks as prompt and the loop +31 against 30. It is
 # reported, not checked, with ptrace: the limit is documented, and
 # perf's cases below check the shape. There, before each pass drew
-# a new period (attach/source/perf.c, PERIOD_JITTER), the loop's timer
+# a new period (attach/source/perfsrc.c, PERIOD_JITTER), the loop's timer
 # locked to the fixed grid of CPU-wide events on a quiet VM: -12..-3;
 # with it -2.2..+1.1 in 9 runs.
 if [ "$SAMPLER" = ptrace ]; then

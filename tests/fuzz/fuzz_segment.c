@@ -1,6 +1,6 @@
 /*
  * fuzz_segment.c — libFuzzer harness for the reader of libcprof.so's
- * segment (attach/source/segment.c): the input is the segment's bytes as the
+ * segment (attach/source/segread.c): the input is the segment's bytes as the
  * target's memory would hold them, read both ways: whole (header, buckets,
  * label sets) and as the label reader does (header, slots, sets). Run by
  * `make fuzz`.
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "attach/source/segment.h"
+#include "attach/source/segread.h"
 
 #define BASE 0x7f0000001000ull
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "attach/engine/sigframe.h"
+#include "attach/ptrace/sigframe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /*
  * waitsites — the block and mutex numbers of a running process's
  * libcprof.so segment, per site, read through cprof-attach's own reader
- * (attach/source/segment.c), so that the shim's accuracy can be checked against
+ * (attach/source/segread.c), so that the shim's accuracy can be checked against
  * a target's own measurements without the attacher's block and mutex
  * writers. A bucket's site is its innermost frame in the main executable
  * that is not the C++ standard library's (so a wait inside libstdc++'s
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attach/source/segment.h"
+#include "attach/source/segread.h"
 
 struct sym {
 	uint64_t lo, hi;

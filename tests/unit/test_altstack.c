@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "attach/engine/sigframe.h"
+#include "attach/ptrace/sigframe.h"
 #include "attach/perf/altstack.h"
 
 #define ALT_SIZE 0x4000

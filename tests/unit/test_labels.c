@@ -1,5 +1,5 @@
 /*
- * test_labels.c — the attacher's label reader (attach/source/labels.c)
+ * test_labels.c — the attacher's label reader (attach/source/labelsrc.c)
  * against a segment this test makes in its own memory, as the shim would:
  * a memfd named SEG_NAME, mapped shared, so that the reader finds it in
  * /proc/self/maps and reads it with process_vm_readv. Checks the set in
@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "attach/source/labels.h"
+#include "attach/source/labelsrc.h"
 #include "common/proc.h"
 #include "model/profile.h"
 

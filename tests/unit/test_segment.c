@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "attach/source/segment.h"
+#include "attach/source/segread.h"
 
 #define BASE 0x7f0000000000ull
 #define NB 8

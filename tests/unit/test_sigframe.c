@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "attach/engine/sigframe.h"
+#include "attach/ptrace/sigframe.h"
 
 #define ALT_LO 0x7f0000100000ull
 #define ALT_SIZE 0x10000ull

@@ -1,6 +1,6 @@
 /*
- * labels.c — a target's own labels for the samples of a cpu, wall or
- * threads capture (labels.h). The shim keeps, per thread, a ring of its
+ * labelsrc.c — a target's own labels for the samples of a cpu, wall or
+ * threads capture (labelsrc.h). The shim keeps, per thread, a ring of its
  * last SEG_LABEL_RING label changes with their CLOCK_MONOTONIC times; this
  * reader copies the slots (segment_copy_slots: 24 bytes a labelled thread,
  * and ~4 KiB for each whose labels changed) whenever a sample is newer
@@ -11,7 +11,7 @@
  * the thread stopped, a perf sample's by the kernel at the interrupt:
  * both on CLOCK_MONOTONIC, the shim's clock.
  */
-#include "attach/source/labels.h"
+#include "attach/source/labelsrc.h"
 
 #include <dirent.h>
 #include <stdio.h>

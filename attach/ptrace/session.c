@@ -14,10 +14,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "attach/engine/session.h"
-#include "attach/engine/target.h"
+#include "attach/ptrace/session.h"
+#include "attach/capture/target.h"
 #include "common/err.h"
-#include "attach/engine/chldwake.h"
+#include "attach/ptrace/chldwake.h"
 #include "common/proc.h"
 #include "common/watchdog.h"
 

@@ -27,10 +27,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attach/engine/chldwake.h"
-#include "attach/engine/session.h"
-#include "attach/engine/stackcopy.h"
-#include "attach/engine/target.h"
+#include "attach/ptrace/chldwake.h"
+#include "attach/ptrace/session.h"
+#include "attach/ptrace/stackcopy.h"
+#include "attach/capture/target.h"
 #include "common/proc.h"
 #include "common/watchdog.h"
 

@@ -1,11 +1,11 @@
 /*
- * ptrace.c — the ptrace source: the pipeline engine -> unwind -> model for
+ * ptracesrc.c — the ptrace source: the pipeline engine -> unwind -> model for
  * the profile types sampled by stopping threads (cpu, wall, threads; the
  * policy in the request says which threads and what weight). The tracer
  * thread produces snapshots; this thread turns each into a sample at once,
  * so memory stays bounded and the target is detached as soon as sampling
  * ends. Labels as the request asks; with --children, "pid" and "process";
- * and the program's own (labels.h), as in force at the snapshot's time.
+ * and the program's own (labelsrc.h), as in force at the snapshot's time.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,12 +17,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "attach/engine/sampler.h"
-#include "attach/engine/syscalls.h"
-#include "attach/engine/target.h"
+#include "attach/ptrace/sampler.h"
+#include "attach/ptrace/syscalls.h"
+#include "attach/capture/target.h"
 #include "attach/source/children.h"
 #include "attach/source/family.h"
-#include "attach/source/labels.h"
+#include "attach/source/labelsrc.h"
 #include "attach/source/settle.h"
 #include "attach/source/source.h"
 #include "common/err.h"

@@ -1,5 +1,5 @@
 /*
- * lines.c — the source-lines pass after a capture (recorder_lines()):
+ * srclines.c — the source-lines pass after a capture (recorder_lines()):
  * each distinct address recorded gets its inline chain from the line
  * cache (unwind/linecache.h) when the object's build ID has it there,
  * else from the object's DWARF (unwind/debuginfo.h, dwlines.h), which is

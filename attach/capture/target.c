@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attach/engine/target.h"
+#include "attach/capture/target.h"
 #include "common/err.h"
 #include "common/proc.h"
 

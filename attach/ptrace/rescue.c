@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "attach/engine/rescue.h"
+#include "attach/ptrace/rescue.h"
 #include "common/proc.h"
 
 /* Whether thread tid of pid is a zombie ('Z' after the command's closing parenthesis). */

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "attach/engine/session.h"
+#include "attach/ptrace/session.h"
 
 #define MOVED_HOT_MAX 4096
 

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "attach/engine/sigframe.h"
+#include "attach/ptrace/sigframe.h"
 #include "common/vmread.h"
 #include "unwind/unwinder.h"
 

@@ -4,7 +4,7 @@
  * and a collision merely costs a copy of the full cap (the other thread's
  * end is not within reach of this one's sp) or one short copy.
  */
-#include "attach/engine/hints.h"
+#include "attach/ptrace/hints.h"
 
 void hints_init(struct stack_hints *h, size_t cap)
 {

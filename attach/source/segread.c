@@ -1,5 +1,5 @@
 /*
- * segment.c — find the shim's segment in /proc/PID/maps and copy it out
+ * segread.c — find the shim's segment in /proc/PID/maps and copy it out
  * with process_vm_readv: the header first (validated), then all published
  * buckets in one read, then a second look at any bucket whose sequence
  * lock was odd or whose seq and seq_end disagree. Buckets are append-only
@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attach/source/segment.h"
+#include "attach/source/segread.h"
 #include "common/troot.h"
 #include "common/vmread.h"
 #include "unwind/maps.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attach/engine/threads.h"
+#include "attach/ptrace/threads.h"
 #include "common/proc.h"
 
 static uint32_t slot_of(const struct threads *ts, pid_t tid)

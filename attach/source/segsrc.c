@@ -1,5 +1,5 @@
 /*
- * shim.c — the segment source: profile types that come from libcprof.so's
+ * segsrc.c — the segment source: profile types that come from libcprof.so's
  * segment (heap, allocs, threadcreate; the view in the request says which
  * buckets and values). No thread of the target is stopped or even traced:
  * the segment is copied with process_vm_readv, once, or twice around a
@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attach/engine/target.h"
+#include "attach/capture/target.h"
 #include "attach/source/children.h"
-#include "attach/source/labels.h"
+#include "attach/source/labelsrc.h"
 #include "attach/source/record.h"
-#include "attach/source/segment.h"
+#include "attach/source/segread.h"
 #include "attach/source/source.h"
 #include "attach/source/views.h"
 #include "common/err.h"

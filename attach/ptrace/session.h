@@ -31,10 +31,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "attach/engine/hints.h"
-#include "attach/engine/rescue.h"
-#include "attach/engine/snapshot.h"
-#include "attach/engine/threads.h"
+#include "attach/ptrace/hints.h"
+#include "attach/ptrace/rescue.h"
+#include "attach/ptrace/snapshot.h"
+#include "attach/ptrace/threads.h"
 
 #define SESSION_STOP_TIMEOUT_MS 50
 #define SESSION_DEFER_US 250 /* a thread on a CPU stops in ~20-100 us; later, it waits for one */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "attach/engine/snapshot.h"
+#include "attach/ptrace/snapshot.h"
 
 /* The stack bytes a snapshot holds, over all its regions (at most the cap). */
 static size_t snapshot_bytes(const struct snapshot *s)

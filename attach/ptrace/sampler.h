@@ -25,9 +25,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "attach/engine/moved.h"
-#include "attach/engine/session.h"
-#include "attach/engine/snapshot.h"
+#include "attach/ptrace/moved.h"
+#include "attach/ptrace/session.h"
+#include "attach/ptrace/snapshot.h"
 
 struct sampler;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "attach/engine/policies.h"
+#include "attach/ptrace/policies.h"
 #include "common/proc.h"
 #include "common/waitcost.h"
 

@@ -14,8 +14,8 @@
 #include <sys/syscall.h>
 #include <sys/user.h>
 
-#include "attach/engine/sigframe.h"
-#include "attach/engine/stackcopy.h"
+#include "attach/ptrace/sigframe.h"
+#include "attach/ptrace/stackcopy.h"
 #include "common/vmread.h"
 
 void stackcopy_regs(struct regs *r, const struct user_regs_struct *u)

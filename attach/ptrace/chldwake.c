@@ -9,7 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "attach/engine/chldwake.h"
+#include "attach/ptrace/chldwake.h"
 
 static struct {
 	int fd;      /* -1: free */

@@ -16,7 +16,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
-#include "attach/engine/session.h"
+#include "attach/ptrace/session.h"
 
 /* Registers from PTRACE_GETREGS into the unwinder's DWARF numbering, all valid. */
 void stackcopy_regs(struct regs *r, const struct user_regs_struct *u);

@@ -4,7 +4,7 @@
  */
 #include <time.h>
 
-#include "attach/engine/moved.h"
+#include "attach/ptrace/moved.h"
 #include "common/proc.h"
 #include "common/waitcost.h"
 

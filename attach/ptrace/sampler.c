@@ -17,8 +17,8 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "attach/engine/chldwake.h"
-#include "attach/engine/sampler.h"
+#include "attach/ptrace/chldwake.h"
+#include "attach/ptrace/sampler.h"
 #include "common/err.h"
 #include "common/proc.h"
 #include "common/waitcost.h"

@@ -5,7 +5,7 @@
  */
 #include <stddef.h>
 
-#include "attach/engine/syscalls.h"
+#include "attach/ptrace/syscalls.h"
 
 static const char *const names[] = {
 #include "gen/syscalls.h"

@@ -1,5 +1,5 @@
 /*
- * perf.c — the perf source: CPU profiles from the kernel's own sampling
+ * perfsrc.c — the perf source: CPU profiles from the kernel's own sampling
  * (attach/perf/: a clock event per CPU, each sample the interrupted
  * thread's user registers and a copy of its user stack, in a ring).
  * Nothing is stopped, traced or signalled. Each sample becomes a thread
@@ -9,7 +9,7 @@
  * process's CPU the live ones do not explain, and CPU that no sample
  * carries gets a marker ("[short-lived threads]"), so the totals are the
  * clocks' (pcap_settle). A sample carries the program's own labels
- * (labels.h) as in force at the kernel's timestamp.
+ * (labelsrc.h) as in force at the kernel's timestamp.
  */
 #include <errno.h>
 #include <poll.h>
@@ -22,15 +22,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "attach/engine/snapshot.h"
-#include "attach/engine/target.h"
+#include "attach/ptrace/snapshot.h"
+#include "attach/capture/target.h"
 #include "attach/perf/altstack.h"
 #include "attach/perf/stackhole.h"
-#include "attach/perf/access.h"
+#include "attach/perf/perfaccess.h"
 #include "attach/perf/events.h"
 #include "attach/source/children.h"
-#include "attach/source/labels.h"
-#include "attach/source/perf.h"
+#include "attach/source/labelsrc.h"
+#include "attach/source/perfsrc.h"
 #include "attach/source/perfproc.h"
 #include "attach/source/record.h"
 #include "attach/source/settle.h"

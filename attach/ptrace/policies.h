@@ -22,7 +22,7 @@
  *    and given to its last stack in one sample;
  *  - once: every thread once, weight 1.
  */
-#include "attach/engine/sampler.h"
+#include "attach/ptrace/sampler.h"
 
 extern const struct policy policy_cpu;
 extern const struct policy policy_wall;

@@ -1,5 +1,5 @@
 /*
- * access.c — the perf sampler's permissions (access.h): the capability
+ * perfaccess.c — the perf sampler's permissions (perfaccess.h): the capability
  * bits (capget), kernel.perf_event_paranoid, this process's seccomp mode,
  * and the one-phrase reasons built from them. The kernel's rules
  * (kernel/events/core.c): CPU-wide events need perf_event_paranoid <= 0
@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "attach/perf/access.h"
+#include "attach/perf/perfaccess.h"
 #include "attach/perf/events.h"
 #include "common/proc.h"
 

@@ -1,7 +1,7 @@
 #ifndef CPROF_PERF_ACCESS_H
 #define CPROF_PERF_ACCESS_H
 /*
- * access — what the kernel lets this user do with perf events, and why,
+ * perfaccess — what the kernel lets this user do with perf events, and why,
  * in words a person can act on: the scope the perf sampler may use
  * (events.h), whether kernel-mode samples are allowed, and, when a
  * perf_event_open() failed, the setting that refused it

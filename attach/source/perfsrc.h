@@ -1,7 +1,7 @@
 #ifndef CPROF_SOURCE_PERF_H
 #define CPROF_SOURCE_PERF_H
 /*
- * perf — the perf source's entry for a caller that has already asked what
+ * perfsrc — the perf source's entry for a caller that has already asked what
  * the kernel allows (auto.c), so that a refusal can be turned into a
  * choice instead of an error.
  *

@@ -1,7 +1,7 @@
 #ifndef CPROF_ATTACH_SEGMENT_H
 #define CPROF_ATTACH_SEGMENT_H
 /*
- * segment (reader) — a consistent copy of the shared-memory segment that
+ * segread — a consistent copy of the shared-memory segment that
  * libcprof.so keeps in a target (layout: shim/segment.h), read from
  * outside while the target runs.
  *

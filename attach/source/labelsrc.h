@@ -1,7 +1,7 @@
 #ifndef CPROF_ATTACH_LABELS_H
 #define CPROF_ATTACH_LABELS_H
 /*
- * labels (reader) — the labels a target's threads carried (include/cprof.h),
+ * labelsrc — the labels a target's threads carried (include/cprof.h),
  * read from its shim's segment while a cpu, wall or threads capture runs,
  * so that each sample gets the labels in force at the moment it was taken.
  *
@@ -36,7 +36,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "attach/source/segment.h"
+#include "attach/source/segread.h"
 
 #define LABELSRC_MAX_THREADS 65536
 #define LABELSRC_MAX_CHANGES 65536
