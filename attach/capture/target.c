@@ -13,6 +13,7 @@
 
 #include "attach/capture/target.h"
 #include "common/err.h"
+#include "common/exitcode.h"
 #include "common/proc.h"
 
 /*
@@ -229,4 +230,18 @@ int target_secure_exec(pid_t pid)
 		if (v[i] == AT_SECURE)
 			return v[i + 1] != 0;
 	return 0;
+}
+
+void target_say_capture(pid_t pid, const char *comm, int children, const char *what,
+			uint64_t duration_ns, uint64_t period_ns, const char *how)
+{
+	note("profiling %d (%s)%s: %s for %.3gs at %.0f Hz%s%s", (int)pid, comm,
+	     children ? " and its descendants" : "", what, (double)duration_ns / 1e9,
+	     1e9 / (double)period_ns, how ? "; " : "", how ? how : "");
+}
+
+int target_gone_before(pid_t pid, const char *comm)
+{
+	error("%d (%s) exited before anything was captured; no profile written", (int)pid, comm);
+	return EXIT_GONE;
 }

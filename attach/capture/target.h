@@ -22,6 +22,16 @@ struct target {
 };
 
 /*
+ * The capture line, once, unless quiet: "profiling PID (COMM)[ and its
+ * descendants]: WHAT for Ds at HZ Hz[; HOW]" (HOW: the sampler and why).
+ */
+void target_say_capture(pid_t pid, const char *comm, int children, const char *what,
+			uint64_t duration_ns, uint64_t period_ns, const char *how);
+
+/* The one message for a target gone before its first sample; returns EXIT_GONE. */
+int target_gone_before(pid_t pid, const char *comm);
+
+/*
  * Read /proc/PID/status and refuse what cannot be profiled: no such
  * process, a zombie, cprof-attach itself, a process already traced. A
  * thread id is replaced by its process id (with a note). 0 or -1 (message

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "attach/ptrace/chldwake.h"
+#include "attach/capture/target.h"
 #include "attach/ptrace/sampler.h"
 #include "common/err.h"
 #include "common/proc.h"
@@ -208,9 +209,8 @@ void *sampler_main(void *arg)
 	its.it_value = its.it_interval;
 	timerfd_settime(tfd, 0, &its, NULL);
 	if (!c->quiet)
-		note("profiling %d (%s): %s for %.3gs at %.0f Hz%s%s", (int)c->pid, c->comm, c->what,
-		     (double)c->duration_ns / 1e9, 1e9 / (double)c->period_ns, c->how ? "; " : "",
-		     c->how ? c->how : "");
+		target_say_capture(c->pid, c->comm, c->stop_all != NULL, c->what, c->duration_ns,
+				   c->period_ns, c->how);
 	deadline = r->start_mono_ns + c->duration_ns;
 	last_rescan = last_forced = r->start_mono_ns;
 	pfd[0].fd = tfd;

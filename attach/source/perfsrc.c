@@ -28,6 +28,7 @@
 #include "attach/perf/stackhole.h"
 #include "attach/perf/perfaccess.h"
 #include "attach/perf/events.h"
+#include "attach/source/capture.h"
 #include "attach/source/children.h"
 #include "attach/source/labelsrc.h"
 #include "attach/source/perfsrc.h"
@@ -626,10 +627,8 @@ static int pcap_open(struct pcap *c, const struct perf_access *a, struct capture
 	if (perf_events_init(c->ev, &cfg) == 0)
 		return 0;
 	if (errno == ESRCH || target_exited(c->pid)) {
-		error("%d (%s) exited before anything was captured; no profile written",
-		      (int)c->pid, c->comm);
 		rep->gone = 1;
-		return EXIT_GONE;
+		return target_gone_before(c->pid, c->comm);
 	}
 	perf_access_refusal(a, c->ev->failed, errno, why, sizeof(why));
 	snprintf(rep->sampler_why, sizeof(rep->sampler_why), "%s", why);
@@ -700,17 +699,54 @@ static void pfam_finish(struct pfam *f, struct capture_report *rep)
 	rep->threads = pfam_threads(f);
 }
 
+/*
+ * After the window: the wait costs measured meanwhile, the labels and the
+ * rings' last records, the samples settled to the clocks, and the report's
+ * figures; the perf source's part of the end.
+ */
+static void pcap_end(struct pfam *f, struct pcap *c, const struct perf_access *a,
+		     struct capture_report *rep, uint64_t duration_ns)
+{
+	const struct capture_req *q = f->q;
+
+	/* Measured while the window ran (waitcost_start()): a few ms of futex wakes (waitcost.h). */
+	if (a->scope != PERF_SCOPE_TASK) {
+		c->wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();
+		c->timer_cost_ns = rep->pf.timer_cost_ns = waitcost_timer_ns();
+	}
+	pfam_labels_sync(f);
+	pfam_drain(f);
+	rep->pf.scope = a->scope;
+	if (!rep->gone && !c->execed)
+		pfam_settle(f, rep);
+	else if (!c->scaled)
+		pcap_lost_marker(c);
+	rep->perf = 1;
+	rep->execed = c->execed;
+	rep->duration_ns = duration_ns;
+	rep->samples = rep->pf.samples;
+	rep->pf.corrupt += perf_events_corrupt(&f->ev);
+	rep->pf.threads_opened = f->ev.threads;
+	rep->pf.ring_bytes = f->ev.ring_bytes;
+	rep->pf.rings = (uint32_t)f->ev.nrings;
+	rep->pf.stack_bytes = f->ev.cfg.stack_bytes;
+	if (!q->quiet)
+		labelsrc_warn(c->lab, labelsrc_header(c->lab), c->pid, c->comm);
+	pfam_finish(f, rep);
+	if (q->children && f->adopt_failures && !q->quiet)
+		note("%llu descendants of %d (%s) could not be profiled (gone, or their memory map "
+		     "unreadable)", (unsigned long long)f->adopt_failures, (int)c->pid, c->comm);
+}
+
 int perf_capture(const struct capture_req *q, const struct perf_access *a, int *refused,
 		 struct profile **out, struct capture_report *rep)
 {
-	struct profile *prof = NULL;
-	struct child_cpu *kids = NULL;
+	struct capture cx;
 	struct pfam f;
 	struct pcap *c = NULL;
 	uint64_t t0, t1, p1;
-	int code = EXIT_INTERNAL, nkids = 0, nice0, raised;
+	int code, nice0, raised;
 
-	*out = NULL;
 	*refused = 0;
 	/*
 	 * The rings must be read before they fill, also when the target keeps
@@ -725,13 +761,11 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		 setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE) == 0;
 	/* The wait cost, measured on a thread of its own meanwhile; needed only at the end. */
 	waitcost_start();
-	memset(rep, 0, sizeof(*rep));
-	prof = profile_new();
-	pfam_init(&f, q, prof, &rep->pf);
-	if (!prof || capture_declare(q, prof, (int64_t)q->period_ns) < 0) {
-		error("out of memory");
+	capture_open(&cx, q, rep, out);
+	code = capture_profile(&cx, (int64_t)q->period_ns);
+	pfam_init(&f, q, cx.prof, &rep->pf);
+	if (code != EXIT_OK)
 		goto out;
-	}
 	/*
 	 * The program first (pfam_adopt_one), as near as can be to the read
 	 * of its name: an exec before the events are enabled (the maps, the
@@ -740,11 +774,7 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	 * ms in went unseen (0 samples, exit 0).
 	 */
 	if (!(c = pfam_adopt_one(&f, q->t->pid, q->t->comm, 0))) {
-		if (errno == EACCES || errno == EPERM || errno == ESRCH || errno == ENOENT) {
-			code = capture_begin_failed(q->t, errno == ENOENT ? ESRCH : EPERM);
-		} else {
-			error_errno("cannot read the memory map of %d", (int)q->t->pid);
-		}
+		code = capture_map_failed(q->t, errno);
 		goto out;
 	}
 	code = pcap_open(c, a, rep);
@@ -752,14 +782,10 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		*refused = code == EXIT_ATTACH;
 		goto out;
 	}
-	code = EXIT_INTERNAL;
-	if (q->runs_only && !q->children && (kids = calloc(CHILDREN_MAX, sizeof(*kids))))
-		nkids = children_cpu(c->pid, kids, CHILDREN_MAX);
+	capture_children_mark(&cx, c->pid);
 	if (!q->quiet)
-		note("profiling %d (%s)%s: %s for %.3gs at %.0f Hz%s%s", (int)c->pid, c->comm,
-		     q->children ? " and its descendants" : "", q->what,
-		     (double)q->duration_ns / 1e9, 1e9 / (double)q->period_ns, q->how ? "; " : "",
-		     q->how ? q->how : "");
+		target_say_capture(c->pid, c->comm, q->children, q->what, q->duration_ns,
+				   q->period_ns, q->how);
 	if (a->scope != PERF_SCOPE_TASK)
 		c->jitter = (clock_mono_ns() ^ ((uint64_t)c->pid << 32)) | 1;
 	pfam_adopt(&f); /* the descendants there are now, their clocks read now */
@@ -778,45 +804,12 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	if (raised)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice0);
 	raised = 0;
-	/* Measured while the window ran (waitcost_start() above): a few ms of futex wakes (waitcost.h). */
-	if (a->scope != PERF_SCOPE_TASK) {
-		c->wait_cost_ns = rep->pf.wait_cost_ns = waitcost_ns();
-		c->timer_cost_ns = rep->pf.timer_cost_ns = waitcost_timer_ns();
-	}
-	pfam_labels_sync(&f);
-	pfam_drain(&f);
-	rep->pf.scope = a->scope;
-	if (!rep->gone && !c->execed)
-		pfam_settle(&f, rep);
-	else if (!c->scaled)
-		pcap_lost_marker(c);
-	rep->perf = 1;
-	rep->execed = c->execed;
-	rep->duration_ns = t1 - t0;
-	rep->samples = rep->pf.samples;
-	rep->pf.corrupt += perf_events_corrupt(&f.ev);
-	rep->pf.threads_opened = f.ev.threads;
-	rep->pf.ring_bytes = f.ev.ring_bytes;
-	rep->pf.rings = (uint32_t)f.ev.nrings;
-	rep->pf.stack_bytes = f.ev.cfg.stack_bytes;
-	if (!q->quiet)
-		labelsrc_warn(c->lab, labelsrc_header(c->lab), c->pid, c->comm);
-	pfam_finish(&f, rep);
-	if (q->children && f.adopt_failures && !q->quiet)
-		note("%llu descendants of %d (%s) could not be profiled (gone, or their memory map "
-		     "unreadable)", (unsigned long long)f.adopt_failures, (int)c->pid, c->comm);
-	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
-	rep->cpu_self_s = capture_self_cpu();
-	if (kids && !q->quiet && !rep->stop_signal)
-		children_note(c->pid, c->comm, kids, nkids, rep->pf.cpu_process_ns, rep->duration_ns);
-	*out = prof;
-	prof = NULL;
-	code = EXIT_OK;
+	pcap_end(&f, c, a, rep, t1 - t0);
+	code = capture_close(&cx, c->pid, c->comm, rep->pf.cpu_process_ns, out);
 out:
 	if (raised)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice0);
 	pfam_release(&f);
-	profile_free(prof);
-	free(kids);
+	capture_release(&cx);
 	return code;
 }

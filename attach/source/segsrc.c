@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attach/capture/target.h"
+#include "attach/source/capture.h"
 #include "attach/source/children.h"
 #include "attach/source/labelsrc.h"
 #include "attach/source/record.h"
@@ -466,6 +467,89 @@ static int window_wait(const struct capture_req *q, struct member *m, int *stop_
 	return r;
 }
 
+/* --children: the descendants' segments too; refused when none has the shim. */
+static int segment_family(const struct capture_req *q, struct members *ms,
+			  struct capture_report *rep)
+{
+	const struct target *t = q->t;
+	char shim[PATH_MAX];
+	int i, found = 0;
+
+	members_adopt(ms, t->pid);
+	for (i = 1; i < ms->n; i++)
+		member_open(q->view, ms, &ms->m[i], 0);
+	for (i = 0; i < ms->n; i++)
+		found += ms->m[i].found == 1 || ms->m[i].found == 2;
+	if (!found) {
+		shim_path(shim, sizeof(shim));
+		error("cannot profile the %s of %d (%s) or its %d descendants: libcprof.so is "
+		      "loaded in none of them; start it with LD_PRELOAD=%s",
+		      q->what, (int)t->pid, t->comm, ms->n - 1, shim);
+		return EXIT_ATTACH;
+	}
+	rep->processes = (uint64_t)ms->n;
+	return EXIT_OK;
+}
+
+/*
+ * -d: the window. The first member's address space is read now, while it
+ * lives (cx's profile and *rec0): if it exits during the window, its
+ * stacks are still named. Then the segments as they are at the end (or,
+ * for a target that exited, its last copy: rep->gone).
+ */
+static int segment_window(const struct capture_req *q, struct members *ms, struct capture *cx,
+			  struct recorder **rec0, struct capture_report *rep)
+{
+	const struct target *t = q->t;
+	char shim[PATH_MAX];
+	uint64_t age = 0;
+	int i, r, code;
+
+	if (ms->m[0].have_a) {
+		if ((code = capture_profile(cx, q->view->period(&ms->m[0].a.h))) != EXIT_OK)
+			return code;
+		*rec0 = recorder_new(cx->prof, t->pid, SEG_MAX_FRAMES);
+	}
+	if (!q->quiet)
+		note("profiling %d (%s)%s: %s %s during the next %.3gs", (int)t->pid, t->comm,
+		     q->children ? " and its descendants" : "", q->what, q->view->window,
+		     (double)q->duration_ns / 1e9);
+	r = window_wait(q, &ms->m[0], &rep->stop_signal, &age);
+	if (r == 2 && !ms->m[0].have_b) {
+		error("%d (%s) exited during the window; what it %s over it is lost (its "
+		      "segment could not be held: that takes root)",
+		      (int)t->pid, t->comm, q->view->window);
+		return EXIT_GONE;
+	}
+	if (r == 2) {
+		/* What its segment had at the exit (or at the last copy): written, exit 5. */
+		rep->gone = 1;
+		if (age && !q->quiet)
+			note("%d (%s) exited; its profile is the last copy of its segment, %.0f ms "
+			     "before the exit", (int)t->pid, t->comm, (double)age / 1e6);
+	} else {
+		segment_release(&ms->m[0].b); /* a copy made during the window, if any */
+		memset(&ms->m[0].b, 0, sizeof(ms->m[0].b));
+		ms->m[0].have_b = 0;
+		if (ms->m[0].have_a &&
+		    (code = copy_segment(t, ms->m[0].addr, ms->m[0].len, &ms->m[0].b)) != EXIT_OK)
+			return code;
+		ms->m[0].have_b = ms->m[0].have_a;
+	}
+	for (i = 1; i < ms->n; i++)
+		if (ms->m[i].have_a)
+			ms->m[i].have_b = segment_copy(&ms->m[i].b, segment_read_process,
+						       (void *)(intptr_t)ms->m[i].t.pid, ms->m[i].addr,
+						       ms->m[i].len, shim, sizeof(shim)) == 0;
+	if (q->children) {
+		/* Born during the window: everything they have counts. */
+		for (i = ms->n, members_adopt(ms, t->pid); i < ms->n; i++)
+			member_open(q->view, ms, &ms->m[i], 1);
+		rep->processes = (uint64_t)ms->n;
+	}
+	return EXIT_OK;
+}
+
 static int capture_segment(const struct capture_req *q, struct profile **out,
 			   struct capture_report *rep)
 {
@@ -473,14 +557,12 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 	struct members *ms = calloc(1, sizeof(*ms));
 	struct seg_header none = { .sample_rate = SEG_DEFAULT_RATE };
 	const struct seg_header *h;
-	struct profile *prof = NULL;
-	char shim[PATH_MAX];
 	struct recorder *rec0 = NULL;
-	uint64_t t0, age = 0;
-	int i, r, code = EXIT_INTERNAL, found = 0;
+	struct capture cx;
+	uint64_t t0;
+	int code;
 
-	*out = NULL;
-	memset(rep, 0, sizeof(*rep));
+	capture_open(&cx, q, rep, out);
 	if (!ms) {
 		error("out of memory");
 		return EXIT_INTERNAL;
@@ -491,89 +573,16 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 	code = root_open(q, &ms->m[0], out, rep);
 	if (code < 0) {
 		code = EXIT_OK; /* the empty profile of a shim with no table yet */
-		goto done;
+		rep->cpu_self_s = capture_self_cpu();
+		goto out;
 	}
-	if (code != EXIT_OK)
+	if (code != EXIT_OK || (q->children && (code = segment_family(q, ms, rep)) != EXIT_OK) ||
+	    (q->duration_given && (code = segment_window(q, ms, &cx, &rec0, rep)) != EXIT_OK))
 		goto err;
-	if (q->children) {
-		members_adopt(ms, t->pid);
-		for (i = 1; i < ms->n; i++)
-			member_open(q->view, ms, &ms->m[i], 0);
-		for (i = 0; i < ms->n; i++)
-			found += ms->m[i].found == 1 || ms->m[i].found == 2;
-		if (!found) {
-			shim_path(shim, sizeof(shim));
-			error("cannot profile the %s of %d (%s) or its %d descendants: libcprof.so is "
-			      "loaded in none of them; start it with LD_PRELOAD=%s",
-			      q->what, (int)t->pid, t->comm, ms->n - 1, shim);
-			code = EXIT_ATTACH;
-			goto err;
-		}
-		rep->processes = (uint64_t)ms->n;
-	}
-	if (q->duration_given) {
-		/*
-		 * The first member's address space is read now, while it lives:
-		 * if it exits during the window, its stacks are still named.
-		 */
-		if (ms->m[0].have_a) {
-			prof = profile_new();
-			if (!prof || capture_declare(q, prof, q->view->period(&ms->m[0].a.h)) < 0) {
-				error("out of memory");
-				code = EXIT_INTERNAL;
-				goto err;
-			}
-			rec0 = recorder_new(prof, t->pid, SEG_MAX_FRAMES);
-		}
-		if (!q->quiet)
-			note("profiling %d (%s)%s: %s %s during the next %.3gs", (int)t->pid, t->comm,
-			     q->children ? " and its descendants" : "", q->what, q->view->window,
-			     (double)q->duration_ns / 1e9);
-		r = window_wait(q, &ms->m[0], &rep->stop_signal, &age);
-		if (r == 2 && !ms->m[0].have_b) {
-			error("%d (%s) exited during the window; what it %s over it is lost (its "
-			      "segment could not be held: that takes root)",
-			      (int)t->pid, t->comm, q->view->window);
-			code = EXIT_GONE;
-			goto err;
-		}
-		if (r == 2) {
-			/* What its segment had at the exit (or at the last copy): written, exit 5. */
-			rep->gone = 1;
-			if (age && !q->quiet)
-				note("%d (%s) exited; its profile is the last copy of its segment, %.0f ms "
-				     "before the exit", (int)t->pid, t->comm, (double)age / 1e6);
-		} else {
-			segment_release(&ms->m[0].b); /* a copy made during the window, if any */
-			memset(&ms->m[0].b, 0, sizeof(ms->m[0].b));
-			ms->m[0].have_b = 0;
-			if (ms->m[0].have_a &&
-			    (code = copy_segment(t, ms->m[0].addr, ms->m[0].len, &ms->m[0].b)) != EXIT_OK)
-				goto err;
-			ms->m[0].have_b = ms->m[0].have_a;
-		}
-		for (i = 1; i < ms->n; i++)
-			if (ms->m[i].have_a)
-				ms->m[i].have_b =
-					segment_copy(&ms->m[i].b, segment_read_process,
-						     (void *)(intptr_t)ms->m[i].t.pid, ms->m[i].addr,
-						     ms->m[i].len, shim, sizeof(shim)) == 0;
-		if (q->children) {
-			/* Born during the window: everything they have counts. */
-			for (i = ms->n, members_adopt(ms, t->pid); i < ms->n; i++)
-				member_open(q->view, ms, &ms->m[i], 1);
-			rep->processes = (uint64_t)ms->n;
-		}
-	}
-	code = EXIT_INTERNAL;
 	h = members_header(ms);
-	if (!prof)
-		prof = profile_new();
-	if (!prof || (!rec0 && capture_declare(q, prof, q->view->period(h ? h : &none)) < 0)) {
-		error("out of memory");
+	if (!cx.prof && (code = capture_profile(&cx, q->view->period(h ? h : &none))) != EXIT_OK)
 		goto err;
-	}
-	code = members_record(q, ms, prof, rep, rec0);
+	code = members_record(q, ms, cx.prof, rep, rec0);
 	rec0 = NULL;
 	if (code != EXIT_OK)
 		goto err;
@@ -582,19 +591,14 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 		     "their heap is not in the profile",
 		     ms->without, ms->n - 1, (int)t->pid);
 	rep->duration_ns = q->duration_given ? clock_mono_ns() - t0 : 0;
-	profile_set_time(prof, (int64_t)rep->start_real_ns, (int64_t)rep->duration_ns);
-	*out = prof;
-	code = EXIT_OK;
-done:
-	rep->cpu_self_s = capture_self_cpu();
-	members_release(ms);
-	free(ms);
-	return code;
+	code = capture_close(&cx, t->pid, t->comm, 0, out);
+	goto out;
 err:
 	if (code == EXIT_GONE && !rep->samples)
 		error("%d (%s) exited before its profile could be read", (int)t->pid, t->comm);
 	recorder_free(rec0);
-	profile_free(prof);
+out:
+	capture_release(&cx);
 	members_release(ms);
 	free(ms);
 	return code;

@@ -191,11 +191,8 @@ int capture_wait(pid_t pid, int sigfd, uint64_t until, int *sig)
 
 int capture_begin_failed(const struct target *t, int e)
 {
-	if (e == ESRCH || e == ENOENT || target_exited(t->pid)) {
-		error("%d (%s) exited before anything was captured; no profile written", (int)t->pid,
-		      t->comm);
-		return EXIT_GONE;
-	}
+	if (e == ESRCH || e == ENOENT || target_exited(t->pid))
+		return target_gone_before(t->pid, t->comm);
 	target_attach_error(t, e);
 	return EXIT_ATTACH;
 }
