@@ -236,9 +236,8 @@ int series_run(const struct options *o, const struct target *t)
 		if (w == 1)
 			break;
 		if (w == 2) {
-			if (!o->quiet)
-				note("%d (%s) exited; the series ends after %u captures", (int)t->pid,
-				     t->comm, written);
+			note("%d (%s) exited; the series ends after %u captures", (int)t->pid,
+			     t->comm, written);
 			code = EXIT_GONE;
 			break;
 		}

@@ -132,37 +132,26 @@ static void sampler_finish(struct sampler *sm, struct session *s)
 	sm->res.end_mono_ns = clock_mono_ns();
 }
 
-void *sampler_main(void *arg)
+/* The session's settings from the policy, and the wait costs, before attaching. */
+static void sampler_setup(struct sampler *sm, struct session *s)
 {
-	struct sampler *sm = arg;
 	const struct sampler_cfg *c = &sm->cfg;
 	struct sampler_results *r = &sm->res;
-	struct session s;
-	struct itimerspec its;
-	struct pollfd pfd[5];
-	uint64_t now, deadline, exp, last_rescan, last_forced;
-	pid_t *tids = NULL;
-	uint32_t cap = 0;
-	int tfd = -1, timeout;
 
-	if (session_init(&s, c->pid, c->stack_cap) < 0) {
-		r->attach_errno = EINVAL;
-		goto out;
-	}
-	s.want_state = c->want_state;
-	s.no_baseline = !!(c->policy->flags & POLICY_ONCE);
+	s->want_state = c->want_state;
+	s->no_baseline = !!(c->policy->flags & POLICY_ONCE);
 	if (c->policy->flags & (POLICY_DEFER | POLICY_ONCE)) {
 		/*
 		 * The clock never waits for a thread that waits for a CPU; a
 		 * snapshot asks every running thread first and then waits for
 		 * the stops together (session_await_deferred).
 		 */
-		s.defer_emit = c->policy->emit;
-		s.defer_ctx = sm;
-		s.batch_ns = c->policy->flags & POLICY_ONCE ? 0 : c->period_ns / 2;
+		s->defer_emit = c->policy->emit;
+		s->defer_ctx = sm;
+		s->batch_ns = c->policy->flags & POLICY_ONCE ? 0 : c->period_ns / 2;
 	}
-	s.want_look = !!(c->policy->flags & (POLICY_RUNNING | POLICY_LOOK));
-	s.hints = c->hints;
+	s->want_look = !!(c->policy->flags & (POLICY_RUNNING | POLICY_LOOK));
+	s->hints = c->hints;
 	/* Measured before attaching: a few ms of futex wakes, once per process. */
 	if (c->policy->flags & POLICY_WAITS) {
 		r->wait_cost_ns = waitcost_ns();
@@ -178,6 +167,99 @@ void *sampler_main(void *arg)
 	if (!(c->policy->flags & POLICY_ONCE) &&
 	    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), TRACER_NICE) == 0)
 		r->niced = 1;
+}
+
+/*
+ * The clock: a tick every period until the deadline, a stop signal, the
+ * target's end (the root's ends every tracer of a --children capture) or
+ * a failed tick; the thread list rescanned when it may have changed.
+ */
+static void sampler_clock(struct sampler *sm, struct session *s, pid_t **tids, uint32_t *cap)
+{
+	const struct sampler_cfg *c = &sm->cfg;
+	struct sampler_results *r = &sm->res;
+	struct itimerspec its;
+	struct pollfd pfd[5];
+	uint64_t now, deadline, exp, last_rescan, last_forced;
+	int tfd, timeout;
+
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (tfd < 0) {
+		error_errno("cannot create a timer");
+		return;
+	}
+	memset(&its, 0, sizeof(its));
+	its.it_interval.tv_sec = (time_t)(c->period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(c->period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	timerfd_settime(tfd, 0, &its, NULL);
+	if (!c->quiet)
+		target_say_capture(c->pid, c->comm, c->stop_all != NULL, c->what, c->duration_ns,
+				   c->period_ns, c->how);
+	deadline = r->start_mono_ns + c->duration_ns;
+	last_rescan = last_forced = r->start_mono_ns;
+	pfd[0].fd = tfd;
+	pfd[1].fd = s->sigfd;
+	pfd[2].fd = s->pidfd; /* -1 is ignored by poll */
+	pfd[3].fd = watchdog_fd(); /* the stop signals, when the watchdog takes them */
+	pfd[4].fd = s->wakefd; /* a SIGCHLD another tracer read (chldwake.h) */
+	for (int i = 0; i < 5; i++)
+		pfd[i].events = POLLIN;
+	for (;;) {
+		if (s->stop_signal || (c->root && (s->gone || s->execed || s->lost))) {
+			/* A signal to us, or the root's end, ends every tracer of a --children capture. */
+			if (c->stop_all)
+				__atomic_store_n(c->stop_all, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		if (s->gone || s->execed || s->lost ||
+		    (c->stop_all && __atomic_load_n(c->stop_all, __ATOMIC_RELAXED)))
+			break;
+		now = clock_mono_ns();
+		if (now >= deadline)
+			break;
+		timeout = (int)((deadline - now + 999999) / 1000000);
+		/* Late stops to reap: a SIGCHLD another tracer reads wakes us too. */
+		chldwake_waiting(s->wakeslot, s->late > 0);
+		if (poll(pfd, 5, timeout) < 0 && errno != EINTR)
+			break;
+		/* A held thread may be an exiting one whose exit waits on our reaping. */
+		if (pfd[1].revents || pfd[2].revents || pfd[3].revents || pfd[4].revents || s->late)
+			session_poll(s);
+		if (pfd[0].revents && read(tfd, &exp, sizeof(exp)) == (ssize_t)sizeof(exp)) {
+			r->ticks_missed += exp - 1;
+			if (sampler_tick(sm, s, tids, cap) < 0)
+				break;
+		}
+		now = clock_mono_ns();
+		if (sm->mv.rescan_due || now - last_rescan >= RESCAN_NS) {
+			/* A stat says whether the count changed; the whole list is read rarely. */
+			if (sm->mv.rescan_due || session_count_changed(s) ||
+			    now - last_forced >= RESCAN_FORCE_NS) {
+				session_rescan(s);
+				last_forced = now;
+			}
+			last_rescan = now;
+			sm->mv.rescan_due = 0;
+		}
+	}
+	close(tfd);
+}
+
+void *sampler_main(void *arg)
+{
+	struct sampler *sm = arg;
+	const struct sampler_cfg *c = &sm->cfg;
+	struct sampler_results *r = &sm->res;
+	struct session s;
+	pid_t *tids = NULL;
+	uint32_t cap = 0;
+
+	if (session_init(&s, c->pid, c->stack_cap) < 0) {
+		r->attach_errno = EINVAL;
+		goto out;
+	}
+	sampler_setup(sm, &s);
 	/*
 	 * The process clock's start is read just before the threads' (the
 	 * first scan): what ran between the two would be taken for
@@ -196,76 +278,11 @@ void *sampler_main(void *arg)
 	if (c->policy->flags & POLICY_ONCE) {
 		sampler_tick(sm, &s, &tids, &cap);
 		session_await_deferred(&s, SESSION_STRAGGLER_MS * 1000000ull);
-		goto done;
+	} else {
+		sampler_clock(sm, &s, &tids, &cap);
 	}
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (tfd < 0) {
-		error_errno("cannot create a timer");
-		goto done;
-	}
-	memset(&its, 0, sizeof(its));
-	its.it_interval.tv_sec = (time_t)(c->period_ns / 1000000000u);
-	its.it_interval.tv_nsec = (long)(c->period_ns % 1000000000u);
-	its.it_value = its.it_interval;
-	timerfd_settime(tfd, 0, &its, NULL);
-	if (!c->quiet)
-		target_say_capture(c->pid, c->comm, c->stop_all != NULL, c->what, c->duration_ns,
-				   c->period_ns, c->how);
-	deadline = r->start_mono_ns + c->duration_ns;
-	last_rescan = last_forced = r->start_mono_ns;
-	pfd[0].fd = tfd;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = s.sigfd;
-	pfd[1].events = POLLIN;
-	pfd[2].fd = s.pidfd; /* -1 is ignored by poll */
-	pfd[2].events = POLLIN;
-	pfd[3].fd = watchdog_fd(); /* the stop signals, when the watchdog takes them */
-	pfd[3].events = POLLIN;
-	pfd[4].fd = s.wakefd; /* a SIGCHLD another tracer read (chldwake.h) */
-	pfd[4].events = POLLIN;
-	for (;;) {
-		if (s.stop_signal || (c->root && (s.gone || s.execed || s.lost))) {
-			/* A signal to us, or the root's end, ends every tracer of a --children capture. */
-			if (c->stop_all)
-				__atomic_store_n(c->stop_all, 1, __ATOMIC_RELAXED);
-			break;
-		}
-		if (s.gone || s.execed || s.lost ||
-		    (c->stop_all && __atomic_load_n(c->stop_all, __ATOMIC_RELAXED)))
-			break;
-		now = clock_mono_ns();
-		if (now >= deadline)
-			break;
-		timeout = (int)((deadline - now + 999999) / 1000000);
-		/* Late stops to reap: a SIGCHLD another tracer reads wakes us too. */
-		chldwake_waiting(s.wakeslot, s.late > 0);
-		if (poll(pfd, 5, timeout) < 0 && errno != EINTR)
-			break;
-		/* A held thread may be an exiting one whose exit waits on our reaping. */
-		if (pfd[1].revents || pfd[2].revents || pfd[3].revents || pfd[4].revents || s.late)
-			session_poll(&s);
-		if (pfd[0].revents && read(tfd, &exp, sizeof(exp)) == (ssize_t)sizeof(exp)) {
-			r->ticks_missed += exp - 1;
-			if (sampler_tick(sm, &s, &tids, &cap) < 0)
-				break;
-		}
-		now = clock_mono_ns();
-		if (sm->mv.rescan_due || now - last_rescan >= RESCAN_NS) {
-			/* A stat says whether the count changed; the whole list is read rarely. */
-			if (sm->mv.rescan_due || session_count_changed(&s) ||
-			    now - last_forced >= RESCAN_FORCE_NS) {
-				session_rescan(&s);
-				last_forced = now;
-			}
-			last_rescan = now;
-			sm->mv.rescan_due = 0;
-		}
-	}
-done:
 	session_poll(&s);
 	sampler_finish(sm, &s);
-	if (tfd >= 0)
-		close(tfd);
 out_session:
 	session_release(&s);
 out:

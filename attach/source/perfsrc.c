@@ -617,7 +617,7 @@ static int pcap_open(struct pcap *c, const struct perf_access *a, struct capture
 	cfg.period_ns = (uint64_t)((double)q->period_ns * PERIOD_STRETCH);
 	cfg.stack_bytes = q->stack_cap > PERF_STACK_MAX ? PERF_STACK_MAX : (uint32_t)q->stack_cap;
 	cfg.ring_bytes = ring_bytes_for(q->period_ns, cfg.stack_bytes);
-	if (q->stack_cap > PERF_STACK_MAX && q->stack_cap_given && !q->quiet)
+	if (q->stack_cap > PERF_STACK_MAX && q->stack_cap_given)
 		note("--stack-size %zu is more than perf events copy; %u bytes of stack per sample",
 		     q->stack_cap, PERF_STACK_MAX);
 	if (!a->scope) {
@@ -733,7 +733,7 @@ static void pcap_end(struct pfam *f, struct pcap *c, const struct perf_access *a
 	if (!q->quiet)
 		labelsrc_warn(c->lab, labelsrc_header(c->lab), c->pid, c->comm);
 	pfam_finish(f, rep);
-	if (q->children && f->adopt_failures && !q->quiet)
+	if (q->children && f->adopt_failures)
 		note("%llu descendants of %d (%s) could not be profiled (gone, or their memory map "
 		     "unreadable)", (unsigned long long)f->adopt_failures, (int)c->pid, c->comm);
 }
@@ -783,9 +783,8 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 		goto out;
 	}
 	capture_children_mark(&cx, c->pid);
-	if (!q->quiet)
-		target_say_capture(c->pid, c->comm, q->children, q->what, q->duration_ns,
-				   q->period_ns, q->how);
+	target_say_capture(c->pid, c->comm, q->children, q->what, q->duration_ns, q->period_ns,
+			   q->how);
 	if (a->scope != PERF_SCOPE_TASK)
 		c->jitter = (clock_mono_ns() ^ ((uint64_t)c->pid << 32)) | 1;
 	pfam_adopt(&f); /* the descendants there are now, their clocks read now */

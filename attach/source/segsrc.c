@@ -272,10 +272,9 @@ static int root_open(const struct capture_req *q, struct member *m, struct profi
 	}
 	if (m->found == 2 && !q->children) {
 		/* Loaded, armed, nothing sampled yet: an empty profile says so truthfully. */
-		if (!q->quiet)
-			note("%d (%s) has libcprof.so but no profile table yet: it makes one at its "
-			     "first sample (or could not); the profile is empty",
-			     (int)t->pid, t->comm);
+		note("%d (%s) has libcprof.so but no profile table yet: it makes one at its "
+		     "first sample (or could not); the profile is empty",
+		     (int)t->pid, t->comm);
 		prof = profile_new();
 		if (!prof || capture_declare(q, prof, q->view->period(&none)) < 0) {
 			error("out of memory");
@@ -318,13 +317,13 @@ static int root_open(const struct capture_req *q, struct member *m, struct profi
 		error("cannot profile the %s of %d (%s): %s", q->what, (int)t->pid, t->comm, why);
 		return EXIT_ATTACH;
 	}
-	if (m->a.h.allocator[0] && !q->quiet) {
+	if (m->a.h.allocator[0]) {
 		char alloc_text[sizeof(m->a.h.allocator)];
 
 		note("libcprof.so in %d samples on top of %s", (int)t->pid,
 		     printable(m->a.h.allocator, alloc_text, sizeof(alloc_text)));
 	}
-	if (m->a.h.inherited && !q->quiet)
+	if (m->a.h.inherited)
 		note("%d (%s) inherited %llu stacks of live samples from %u at fork", (int)t->pid,
 		     t->comm, (unsigned long long)m->a.h.inherited, m->a.h.parent_pid);
 	return EXIT_OK;
@@ -510,10 +509,9 @@ static int segment_window(const struct capture_req *q, struct members *ms, struc
 			return code;
 		*rec0 = recorder_new(cx->prof, t->pid, SEG_MAX_FRAMES);
 	}
-	if (!q->quiet)
-		note("profiling %d (%s)%s: %s %s during the next %.3gs", (int)t->pid, t->comm,
-		     q->children ? " and its descendants" : "", q->what, q->view->window,
-		     (double)q->duration_ns / 1e9);
+	note("profiling %d (%s)%s: %s %s during the next %.3gs", (int)t->pid, t->comm,
+	     q->children ? " and its descendants" : "", q->what, q->view->window,
+	     (double)q->duration_ns / 1e9);
 	r = window_wait(q, &ms->m[0], &rep->stop_signal, &age);
 	if (r == 2 && !ms->m[0].have_b) {
 		error("%d (%s) exited during the window; what it %s over it is lost (its "
@@ -524,7 +522,7 @@ static int segment_window(const struct capture_req *q, struct members *ms, struc
 	if (r == 2) {
 		/* What its segment had at the exit (or at the last copy): written, exit 5. */
 		rep->gone = 1;
-		if (age && !q->quiet)
+		if (age)
 			note("%d (%s) exited; its profile is the last copy of its segment, %.0f ms "
 			     "before the exit", (int)t->pid, t->comm, (double)age / 1e6);
 	} else {
@@ -586,7 +584,7 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 	rec0 = NULL;
 	if (code != EXIT_OK)
 		goto err;
-	if (q->children && ms->without && !q->quiet)
+	if (q->children && ms->without)
 		note("%d of %d descendants of %d have no libcprof.so (or could not be read): "
 		     "their heap is not in the profile",
 		     ms->without, ms->n - 1, (int)t->pid);
