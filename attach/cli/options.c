@@ -223,6 +223,8 @@ static void usage(FILE *f)
 	fprintf(f, ")\n"
 		"      --no-lines         function names only: no source lines or inlined frames\n"
 		"                         from debug information (the fastest write)\n"
+		"      --no-kernel        no kernel frames (threads, wall: the kernel stack a\n"
+		"                         sleeping thread is blocked in, read as root)\n"
 		"      --no-line-cache    look every source line up in the debug information;\n"
 		"                         neither read nor add to the cache of lines by build\n"
 		"                         ID ($XDG_CACHE_HOME/cprof/lines or ~/.cache/cprof/lines)\n"
@@ -278,7 +280,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
-       OPT_CHILDREN, OPT_NO_LINES, OPT_NO_LINE_CACHE, OPT_LINES, OPT_SAMPLER, OPT_GROUP_BY, OPT_PUSH, OPT_APP,
+       OPT_CHILDREN, OPT_NO_LINES, OPT_NO_LINE_CACHE, OPT_NO_KERNEL, OPT_LINES, OPT_SAMPLER, OPT_GROUP_BY, OPT_PUSH, OPT_APP,
        OPT_LABEL, OPT_SPOOL, OPT_SPOOL_MAX, OPT_PUSH_TIMEOUT, OPT_TENANT, OPT_BASIC_AUTH,
        OPT_BEARER_TOKEN };
 
@@ -298,6 +300,7 @@ static const struct option longopts[] = {
 	{ "children", no_argument, NULL, OPT_CHILDREN },
 	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 	{ "no-line-cache", no_argument, NULL, OPT_NO_LINE_CACHE },
+	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "sampler", required_argument, NULL, OPT_SAMPLER },
 	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
@@ -580,6 +583,9 @@ int options_parse(struct options *o, int argc, char **argv)
 			break;
 		case OPT_NO_LINE_CACHE:
 			o->no_line_cache = 1;
+			break;
+		case OPT_NO_KERNEL:
+			o->no_kernel = 1;
 			break;
 		case OPT_LINES:
 			o->frame_lines = 1;

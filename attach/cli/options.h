@@ -50,6 +50,7 @@ struct options {
 	int progress;             /* draw the live progress line (stderr is a terminal) */
 	int no_lines;             /* --no-lines: function names only, no source lines */
 	int no_line_cache;        /* --no-line-cache: every line from DWARF, none kept */
+	int no_kernel;            /* --no-kernel: no kernel frames */
 	int frame_lines;          /* --lines: folded and svg frames are "function (file:line)" */
 	/* --group-by: label keys whose values are the root frames (folded, svg); NULL-ended */
 	const char *group_by[FOLDED_MAX_GROUP + 1];

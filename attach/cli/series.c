@@ -53,6 +53,7 @@ static void series_request(const struct options *o, const struct target *t,
 	q->stack_cap_given = o->stack_given;
 	q->sampler = o->sampler;
 	q->children = o->children;
+	q->kernel = !o->no_kernel;
 	q->quiet = o->quiet;
 	q->progress = o->progress ? report_progress : NULL;
 	q->debug = debug;

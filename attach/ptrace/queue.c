@@ -146,5 +146,6 @@ void snapshot_free(struct snapshot *s)
 	if (!s)
 		return;
 	free(s->stack);
+	free(s->kstack);
 	free(s);
 }

@@ -151,6 +151,7 @@ static void sampler_setup(struct sampler *sm, struct session *s)
 		s->batch_ns = c->policy->flags & POLICY_ONCE ? 0 : c->period_ns / 2;
 	}
 	s->want_look = !!(c->policy->flags & (POLICY_RUNNING | POLICY_LOOK));
+	s->want_kstack = c->want_kstack;
 	s->hints = c->hints;
 	/* Measured before attaching: a few ms of futex wakes, once per process. */
 	if (c->policy->flags & POLICY_WAITS) {

@@ -62,6 +62,7 @@ struct sampler_cfg {
 	const char *how;          /* appended to that note (the sampler and why), or NULL */
 	const struct policy *policy;
 	int want_state;           /* fill snapshot.state (the samples carry a state label) */
+	int want_kstack;          /* sleeping threads' kernel stacks (kstack.h) */
 	int root;                 /* the process asked for (not a --children descendant) */
 	int *stop_all;            /* shared by a --children capture's tracers, or NULL */
 	uint64_t period_ns;

@@ -208,6 +208,8 @@ void session_stats_add(struct session_stats *into, const struct session_stats *f
 	into->user_stops += from->user_stops;
 	into->user_stops_late += from->user_stops_late;
 	into->slid += from->slid;
+	into->kstacks += from->kstacks;
+	into->kstack_refused |= from->kstack_refused;
 	if (from->pause_ns_max > into->pause_ns_max)
 		into->pause_ns_max = from->pause_ns_max;
 	into->pause_ns_sum += from->pause_ns_sum;

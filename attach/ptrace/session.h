@@ -72,6 +72,8 @@ struct session_stats {
 	uint64_t user_stops;       /* cpu: stops in user code, their clock read... */
 	uint64_t user_stops_late;  /* ... after it ran on past KICK_LATE_NS: the kick waited */
 	uint64_t slid;             /* cpu: stops that slid to a later system call (snapshot.slid) */
+	uint64_t kstacks;          /* sleeping threads read with their kernel stack */
+	uint64_t kstack_refused;   /* 1: the kernel would not give kernel stacks */
 	uint64_t pause_ns_max;
 	uint64_t pause_ns_sum;
 	uint32_t pause_hist[SESSION_PAUSE_BUCKETS + 1]; /* last: overflow */
@@ -112,6 +114,7 @@ struct session {
 	 * schedstat before each interrupt.
 	 */
 	int want_look;
+	int want_kstack;            /* read a sleeping thread's kernel stack (kstack.h) */
 	int gone;                 /* the process has exited */
 	int execed;               /* the process replaced its program */
 	int stop_signal;          /* SIGINT/SIGTERM/SIGHUP received, or 0 */

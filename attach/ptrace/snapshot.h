@@ -37,6 +37,8 @@
 /* snapshot.state of a thread that was waiting for a CPU (ours; /proc says 'R'). */
 #define SNAP_STATE_QUEUED 'q'
 
+struct kstack;
+
 struct snapshot {
 	struct snapshot *next;
 	pid_t tid;
@@ -59,6 +61,7 @@ struct snapshot {
 	const char *marker;    /* SNAP_MARKER: the frame's name (a static string) */
 	struct thread_image img;
 	unsigned char *stack;  /* owned; img.stack[i].bytes point into it */
+	struct kstack *kstack; /* owned, or NULL: SNAP_SYSCALL's kernel stack (kstack.h) */
 };
 
 struct queue {

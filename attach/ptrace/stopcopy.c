@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "attach/ptrace/chldwake.h"
+#include "attach/ptrace/kstack.h"
 #include "attach/ptrace/session.h"
 #include "attach/ptrace/stackcopy.h"
 #include "attach/capture/target.h"
@@ -564,6 +565,27 @@ static int still_asleep(struct session *s, struct thread *t, int have_cpu, uint6
  * Read a sleeping thread without stopping it. 0 when emitted, -1 when it
  * woke meanwhile (nothing emitted; the caller looks again).
  */
+/*
+ * The kernel stack of a thread read asleep (want_kstack): one read of its
+ * /proc file, inside the same check that it stayed asleep. A refusal (not
+ * root) turns it off for the session, counted once.
+ */
+static void read_kstack(struct session *s, struct thread *t, struct snapshot *snap)
+{
+	if (!s->want_kstack || !(snap->kstack = malloc(sizeof(*snap->kstack))))
+		return;
+	if (kstack_read(s->pid, t->tid, snap->kstack) < 0 || !snap->kstack->n) {
+		if (errno == EACCES || errno == EPERM || errno == ENOENT) {
+			s->want_kstack = 0;
+			s->stats.kstack_refused++;
+		}
+		free(snap->kstack);
+		snap->kstack = NULL;
+		return;
+	}
+	s->stats.kstacks++;
+}
+
 static int read_asleep(struct session *s, struct thread *t, int have_cpu, uint64_t cpu, long nr,
 		       uint64_t sp, uint64_t pc, session_emit_fn *emit, void *ctx)
 {
@@ -577,6 +599,7 @@ static int read_asleep(struct session *s, struct thread *t, int have_cpu, uint64
 	snap->img.regs.r[DWARF_RIP] = pc;
 	snap->img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
 	stackcopy_image(s, t->tid, sp, pc, snap);
+	read_kstack(s, t, snap);
 	if (!still_asleep(s, t, have_cpu, cpu, nr, sp, pc)) {
 		s->stats.torn_reads++;
 		snapshot_free(snap);

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach/ptrace/kstack.h"
 #include "attach/ptrace/sampler.h"
 #include "attach/ptrace/syscalls.h"
 #include "attach/capture/target.h"
@@ -169,6 +170,9 @@ static void record_snapshot(struct recorder *rec, struct label_src *lab,
 		recorder_marker_sample(rec, "[not captured: no earlier stack to repeat]", v, l, nl);
 		return;
 	}
+	if (snap->kstack)
+		recorder_kernel(rec, snap->kstack->name[0], sizeof(snap->kstack->name[0]),
+				snap->kstack->n);
 	recorder_add(rec, (uint64_t)snap->tid, &snap->img, v, l, nl);
 	if (snap->how == SNAP_STOPPED && snap->state == 'R' && !snap->slid)
 		recorder_remember(rec, RUNNING_KEY(snap->tid));
@@ -337,6 +341,8 @@ static int ptcap_setup(struct ptcap *pc)
 	sm->cfg.how = q->how;
 	sm->cfg.policy = q->policy;
 	sm->cfg.want_state = !!(pc->labels & LABEL_STATE);
+	/* Where a thread sleeps in the kernel: for the types that show sleeping threads. */
+	sm->cfg.want_kstack = q->kernel && !(q->policy->flags & POLICY_RUNNING);
 	sm->cfg.period_ns = q->period_ns;
 	sm->cfg.duration_ns = q->duration_ns;
 	sm->cfg.stack_cap = q->stack_cap;

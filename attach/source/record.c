@@ -17,6 +17,7 @@
 
 #include "attach/source/record.h"
 #include "attach/source/record_int.h"
+#include "common/fnv.h"
 #include "common/proc.h"
 #include "common/u64map.h"
 #include "common/watchdog.h"
@@ -311,6 +312,47 @@ static size_t recorder_refill(struct recorder *r, const struct thread_image *img
 	return n;
 }
 
+/*
+ * A kernel function's location: under the kernel's mapping, keyed in the
+ * location cache by its name's hash with bit 62 set (above every user
+ * address, below every kernel one), so that it is interned once.
+ */
+static uint64_t recorder_kernel_location(struct recorder *r, const char *name)
+{
+	struct profile_mapping_in m;
+	struct profile_line line = { 0, 0 };
+	uint64_t key = (fnv_bytes(FNV_OFFSET, name, strlen(name)) & ((1ull << 62) - 1)) | 1ull << 62, id;
+
+	if (u64map_get(&r->locs, key, &id))
+		return id;
+	if (!r->kernel_map) {
+		memset(&m, 0, sizeof(m));
+		m.filename = "[kernel.kallsyms]";
+		m.has_functions = 1;
+		r->kernel_map = profile_add_mapping(r->prof, &m);
+		if (!r->kernel_map)
+			return 0;
+	}
+	line.function_id = profile_intern_function(r->prof, name, name, "", 0);
+	if (!line.function_id)
+		return 0;
+	id = profile_intern_location(r->prof, r->kernel_map, 0, &line, 1);
+	if (id)
+		u64map_put(&r->locs, key, id);
+	return id;
+}
+
+void recorder_kernel(struct recorder *r, const char *names, size_t stride, unsigned n)
+{
+	uint64_t id;
+	unsigned i;
+
+	r->nkids = 0;
+	for (i = 0; i < n && r->nkids < RECORD_KERNEL_MAX; i++)
+		if ((id = recorder_kernel_location(r, names + i * stride)))
+			r->kids[r->nkids++] = id;
+}
+
 int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *img,
 		 const int64_t *values, const struct profile_label_in *labels, size_t nlabels)
 {
@@ -323,13 +365,18 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 		/* A stop was asked: what is still queued keeps its weight
 		 * but is not unwound, so the profile is written in the grace. */
 		r->stats.not_unwound++;
+		r->nkids = 0;
 		return recorder_marker_sample(r, NOT_UNWOUND, values, labels, nlabels);
 	}
 	n = unwinder_unwind(r->unw, img, r->pcs, r->sig, r->max_depth, &flags);
 	if (r->nrefills && (flags & UNWIND_PARTIAL))
 		n = recorder_refill(r, img, n, &flags);
 	r->last_flags = flags;
-	for (i = 0; i < n; i++) {
+	/* The kernel's frames first (innermost), within the same depth. */
+	for (i = 0; i < r->nkids && k + 1 < r->max_depth; i++)
+		r->ids[k++] = r->kids[i];
+	r->nkids = 0;
+	for (i = 0; i < n && k < r->max_depth; i++) {
 		id = recorder_location(r, r->pcs[i], r->sig[i]);
 		if (id)
 			r->ids[k++] = id;

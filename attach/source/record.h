@@ -106,6 +106,18 @@ int recorder_add_refill(struct recorder *r, unsigned when, recorder_refill_fn *f
 int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int truncated,
 		     const int64_t *values, const struct profile_label_in *labels, size_t nlabels);
 
+/*
+ * The kernel frames of the next recorder_add() (n NUL-terminated names
+ * stride bytes apart from names, innermost first:
+ * the kernel's side of the call the user stack ends in): they go below
+ * the user stack, in a mapping of their own named "[kernel.kallsyms]" as
+ * perf names it, so that pprof's -focus and -ignore reach them. Taken by
+ * that one call only; names are copied, n is capped at
+ * RECORD_KERNEL_MAX.
+ */
+#define RECORD_KERNEL_MAX 64
+void recorder_kernel(struct recorder *r, const char *names, size_t stride, unsigned n);
+
 /* Add a sample whose only frame is a marker naming what happened. 0 or -1. */
 int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t *values,
 			   const struct profile_label_in *labels, size_t nlabels);

@@ -48,6 +48,9 @@ struct recorder {
 	struct thread_image img2; /* what a refill built */
 	uint64_t *pcs2;           /* its walk, until it is kept */
 	uint8_t *sig2;
+	uint64_t kernel_map;      /* the "[kernel.kallsyms]" mapping's id, 0 until needed */
+	uint64_t kids[RECORD_KERNEL_MAX]; /* recorder_kernel(): the next add's kernel frames */
+	unsigned nkids;
 };
 
 #endif

@@ -95,6 +95,7 @@ struct capture_req {
 	enum sampler_wish sampler;        /* --sampler (a SOURCE_SAMPLER source reads it) */
 	const char *how;                  /* set by auto.c: the sampler and why, for the capture line */
 	int children;                     /* the process and all its descendants */
+	int kernel;                       /* kernel frames where the kernel gives them (not --no-kernel) */
 	int quiet;
 	capture_progress_fn *progress;    /* the live progress line, or NULL */
 	struct debuginfo *debug;          /* the run's debug files for source lines; NULL: none */
