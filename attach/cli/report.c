@@ -185,7 +185,8 @@ void report_stats(const struct capture_report *r)
 		"(%llu stops, %llu timed out, %llu taken when the thread next had a CPU, %llu "
 		"found asleep: their CPU carried on, %llu of %llu in user code stopped late and %llu "
 		"slid to a later system call: carried on too); %llu sleeping threads read without a stop "
-		"(%llu read again: they woke during the copy; %llu stopped after three such)\n",
+		"(%llu read again: they woke during the copy; %llu stopped after three such; "
+		"%llu with their kernel stack%s)\n",
 		sm->pause_p50_ns / 1e3, sm->pause_p99_ns / 1e3, sm->stats.pause_ns_max / 1e3,
 		(unsigned long long)sm->stats.stops, (unsigned long long)sm->stats.stop_timeouts,
 		(unsigned long long)sm->stats.deferred, (unsigned long long)sm->found_asleep,
@@ -193,7 +194,8 @@ void report_stats(const struct capture_report *r)
 		(unsigned long long)sm->stats.slid,
 		(unsigned long long)sm->stats.blocked_reads,
 		(unsigned long long)sm->stats.torn_reads,
-		(unsigned long long)sm->stats.torn_stops);
+		(unsigned long long)sm->stats.torn_stops, (unsigned long long)sm->stats.kstacks,
+		sm->stats.kstack_refused ? ", the kernel refused them here" : "");
 	fprintf(stderr,
 		"cprof-attach: stats: %llu signals passed on during stops, %llu EINTRs turned into "
 		"restarts, %.1fms CPU of threads never found running, %.1fms of threads no read "
