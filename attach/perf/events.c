@@ -79,6 +79,11 @@ static void events_attr(const struct perf_events *ev, struct perf_event_attr *a)
 	a->disabled = 1;
 	a->exclude_kernel = !!c->exclude_kernel;
 	a->exclude_hv = 1;
+	if (ev->layout.sample_type & PERF_LAYOUT_CALLCHAIN) {
+		/* The kernel's part only: the user stack is unwound from the copy, with CFI. */
+		a->exclude_callchain_user = 1;
+		a->sample_max_stack = (uint16_t)ev->chain_max;
+	}
 	/* An idle CPU's ticks are nobody's CPU time. */
 	a->exclude_idle = c->scope == PERF_SCOPE_CPU;
 	a->comm = 1;
@@ -296,6 +301,17 @@ int perf_events_init(struct perf_events *ev, const struct perf_cfg *cfg)
 		ev->cfg.stack_bytes = PERF_STACK_MAX;
 	ev->layout.sample_type = PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_PERIOD |
 				 PERF_LAYOUT_REGS_USER | PERF_LAYOUT_STACK_USER;
+	if (ev->cfg.kernel_chain && !ev->cfg.exclude_kernel) {
+		char max[32];
+		long m;
+
+		ev->layout.sample_type |= PERF_LAYOUT_CALLCHAIN;
+		ev->chain_max = PERF_CHAIN_MAX;
+		/* A limit above kernel.perf_event_max_stack is refused (EOVERFLOW). */
+		if (proc_read("/proc/sys/kernel/perf_event_max_stack", max, sizeof(max)) > 0 &&
+		    (m = strtol(max, NULL, 10)) > 0 && m < (long)ev->chain_max)
+			ev->chain_max = (unsigned)m;
+	}
 	ev->layout.regs_mask = PERF_REGS_MASK;
 	ev->ring_bytes = cfg->ring_bytes;
 	ev->inherit_thread = 1;

@@ -47,6 +47,7 @@ struct perf_cfg {
 	uint64_t period_ns;   /* a sample every this much CPU time */
 	uint32_t stack_bytes; /* user stack copied per sample: a multiple of 8, <= PERF_STACK_MAX */
 	int exclude_kernel;   /* sample user mode only (what perf_event_paranoid 2 allows) */
+	int kernel_chain;     /* each sample's kernel call chain too (not with exclude_kernel) */
 	size_t ring_bytes;    /* wanted data area per CPU; less is taken when locked memory is short */
 };
 
@@ -61,6 +62,7 @@ struct perf_cpu_ring {
 struct perf_events {
 	struct perf_cfg cfg;
 	struct perf_layout layout;
+	unsigned chain_max;          /* sample_max_stack: PERF_CHAIN_MAX or the sysctl's, if less */
 	struct perf_cpu_ring *rings; /* the online CPUs' */
 	int nrings;
 	int slots;            /* rings allocated */

@@ -29,7 +29,7 @@ static const int8_t dwarf_of[XR_COUNT] = {
 
 #define LAYOUT_KNOWN                                                                       \
 	(PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_CPU | PERF_LAYOUT_PERIOD |       \
-	 PERF_LAYOUT_REGS_USER | PERF_LAYOUT_STACK_USER)
+	 PERF_LAYOUT_CALLCHAIN | PERF_LAYOUT_REGS_USER | PERF_LAYOUT_STACK_USER)
 
 /* A cursor over one record's bytes. */
 struct cursor {
@@ -164,6 +164,15 @@ int ring_parse_sample(const struct perf_layout *l, const unsigned char *rec, siz
 	}
 	if ((l->sample_type & PERF_LAYOUT_PERIOD) && take_u64(&c, &s->period) < 0)
 		return -1;
+	if (l->sample_type & PERF_LAYOUT_CALLCHAIN) {
+		/* nr, then nr addresses (and context markers): unaligned, read with memcpy. */
+		if (take_u64(&c, &v) < 0 || v > c.left / 8)
+			return -1;
+		s->chain = v ? c.p : NULL;
+		s->nchain = v < PERF_CHAIN_MAX ? v : PERF_CHAIN_MAX;
+		c.p += v * 8;
+		c.left -= v * 8;
+	}
 	if (l->sample_type & PERF_LAYOUT_REGS_USER) {
 		if (take_u64(&c, &s->abi) < 0)
 			return -1;

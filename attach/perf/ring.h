@@ -47,6 +47,8 @@
 #define PERF_LAYOUT_TIME (1u << 2)
 #define PERF_LAYOUT_CPU (1u << 7)
 #define PERF_LAYOUT_PERIOD (1u << 8)
+#define PERF_LAYOUT_CALLCHAIN (1u << 5)
+#define PERF_CHAIN_MAX 127 /* kernel frames a sample may carry (the kernel's default limit) */
 #define PERF_LAYOUT_REGS_USER (1u << 12)
 #define PERF_LAYOUT_STACK_USER (1u << 13)
 
@@ -61,6 +63,8 @@ struct perf_sample {
 	uint64_t time;
 	uint32_t cpu;
 	uint64_t period;
+	const unsigned char *chain;      /* the call chain's nchain u64 entries, or NULL */
+	uint64_t nchain;                 /* at most PERF_CHAIN_MAX */
 	uint64_t abi;                    /* 0: no user registers (a kernel thread) */
 	uint64_t regs[PERF_MAX_REGS];    /* in mask order, when abi != 0 */
 	unsigned nregs;

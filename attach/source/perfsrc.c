@@ -42,6 +42,7 @@
 #include "common/waitcost.h"
 #include "common/u64map.h"
 #include "model/profile.h"
+#include "unwind/kallsyms.h"
 
 #define NAMES_MAX 65536         /* thread names kept; later threads get the process's */
 #define DRAIN_MS 100            /* read the rings at least this often */
@@ -138,6 +139,31 @@ static size_t pcap_process_labels(const struct pcap *c, struct profile_label_in 
 				     c->comm, l);
 }
 
+/*
+ * The kernel part of s's call chain, named, for the recorder: context
+ * markers (PERF_CONTEXT_*, the top 4095 values) are left out, and so is
+ * an address the kernel's table does not name.
+ */
+static void pcap_kernel(struct pcap *c, const struct perf_sample *s)
+{
+	const struct kallsyms *k = kallsyms_get();
+	const char *names[PERF_CHAIN_MAX];
+	unsigned n = 0;
+	uint64_t ip, i;
+
+	if (!k)
+		return;
+	for (i = 0; i < s->nchain; i++) {
+		memcpy(&ip, s->chain + 8 * i, sizeof(ip));
+		if (ip >= (uint64_t)-4095)
+			continue;
+		if ((names[n] = kallsyms_name(k, ip)))
+			n++;
+	}
+	c->st->kernel_chains += n > 0;
+	recorder_kernel(c->rec, names, n);
+}
+
 /* A sample of c's process (pcap_record found which). */
 static void pcap_sample(struct pcap *c, const struct perf_sample *s)
 {
@@ -177,6 +203,8 @@ static void pcap_sample(struct pcap *c, const struct perf_sample *s)
 		recorder_marker_sample(c->rec, "[not captured: no user registers]", v, l, nl);
 		return;
 	}
+	if (s->chain)
+		pcap_kernel(c, s);
 	recorder_add(c->rec, s->tid, &img, v, l, nl);
 }
 
@@ -601,6 +629,24 @@ static void pcap_window(struct pfam *f, struct capture_report *rep, uint64_t t0)
 }
 
 /*
+ * The kernel's names for its call chains, or NULL after one note saying
+ * why there are no kernel frames (the addresses hidden from this user).
+ */
+static const struct kallsyms *pcap_kallsyms(const struct capture_req *q)
+{
+	static int said;
+	const struct kallsyms *k = kallsyms_get();
+
+	if (!k && !said && !q->quiet) {
+		said = 1;
+		note("no kernel frames: %s", errno == EPERM ?
+		     "the kernel hides its addresses from this user (kernel.kptr_restrict)" :
+		     "/proc/kallsyms cannot be read");
+	}
+	return k;
+}
+
+/*
  * Open the events. 0; EXIT_ATTACH when the kernel refused them (why in
  * rep->sampler_why, nothing printed); EXIT_GONE when the target went away.
  */
@@ -614,6 +660,7 @@ static int pcap_open(struct pcap *c, const struct perf_access *a, struct capture
 	cfg.pid = c->pid;
 	cfg.scope = a->scope;
 	cfg.exclude_kernel = a->exclude_kernel;
+	cfg.kernel_chain = q->kernel && !a->exclude_kernel && pcap_kallsyms(q) != NULL;
 	cfg.period_ns = (uint64_t)((double)q->period_ns * PERIOD_STRETCH);
 	cfg.stack_bytes = q->stack_cap > PERF_STACK_MAX ? PERF_STACK_MAX : (uint32_t)q->stack_cap;
 	cfg.ring_bytes = ring_bytes_for(q->period_ns, cfg.stack_bytes);

@@ -170,9 +170,13 @@ static void record_snapshot(struct recorder *rec, struct label_src *lab,
 		recorder_marker_sample(rec, "[not captured: no earlier stack to repeat]", v, l, nl);
 		return;
 	}
-	if (snap->kstack)
-		recorder_kernel(rec, snap->kstack->name[0], sizeof(snap->kstack->name[0]),
-				snap->kstack->n);
+	if (snap->kstack) {
+		const char *kn[KSTACK_MAX];
+
+		for (k = 0; k < snap->kstack->n; k++)
+			kn[k] = snap->kstack->name[k];
+		recorder_kernel(rec, kn, snap->kstack->n);
+	}
 	recorder_add(rec, (uint64_t)snap->tid, &snap->img, v, l, nl);
 	if (snap->how == SNAP_STOPPED && snap->state == 'R' && !snap->slid)
 		recorder_remember(rec, RUNNING_KEY(snap->tid));

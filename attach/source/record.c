@@ -342,14 +342,14 @@ static uint64_t recorder_kernel_location(struct recorder *r, const char *name)
 	return id;
 }
 
-void recorder_kernel(struct recorder *r, const char *names, size_t stride, unsigned n)
+void recorder_kernel(struct recorder *r, const char *const *names, unsigned n)
 {
 	uint64_t id;
 	unsigned i;
 
 	r->nkids = 0;
 	for (i = 0; i < n && r->nkids < RECORD_KERNEL_MAX; i++)
-		if ((id = recorder_kernel_location(r, names + i * stride)))
+		if (names[i] && (id = recorder_kernel_location(r, names[i])))
 			r->kids[r->nkids++] = id;
 }
 

@@ -107,8 +107,7 @@ int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int trun
 		     const int64_t *values, const struct profile_label_in *labels, size_t nlabels);
 
 /*
- * The kernel frames of the next recorder_add() (n NUL-terminated names
- * stride bytes apart from names, innermost first:
+ * The kernel frames of the next recorder_add() (names[0..n), innermost first:
  * the kernel's side of the call the user stack ends in): they go below
  * the user stack, in a mapping of their own named "[kernel.kallsyms]" as
  * perf names it, so that pprof's -focus and -ignore reach them. Taken by
@@ -116,7 +115,7 @@ int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int trun
  * RECORD_KERNEL_MAX.
  */
 #define RECORD_KERNEL_MAX 64
-void recorder_kernel(struct recorder *r, const char *names, size_t stride, unsigned n);
+void recorder_kernel(struct recorder *r, const char *const *names, unsigned n);
 
 /* Add a sample whose only frame is a marker naming what happened. 0 or -1. */
 int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t *values,

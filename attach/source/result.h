@@ -26,6 +26,7 @@ struct perf_stats {
 	uint64_t lost;             /* samples the kernel dropped: a ring was full */
 	uint64_t throttled;        /* times the kernel throttled the events */
 	uint64_t no_regs;          /* the target's samples without user registers */
+	uint64_t kernel_chains;    /* samples with kernel frames (their call chain) */
 	uint64_t exiting;          /* ... of threads past their exit (no tid): a marker each */
 	uint64_t corrupt;          /* times a ring held garbage (skipped) */
 	uint64_t drains;           /* passes over the rings */
