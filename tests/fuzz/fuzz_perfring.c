@@ -22,11 +22,16 @@ static unsigned char scratch[PERF_REC_MAX];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct perf_layout layout = {
-		PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_PERIOD | PERF_LAYOUT_REGS_USER |
-			PERF_LAYOUT_STACK_USER,
-		PERF_REGS_MASK,
+	static const struct perf_layout layouts[2] = {
+		{ PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_PERIOD | PERF_LAYOUT_REGS_USER |
+			  PERF_LAYOUT_STACK_USER,
+		  PERF_REGS_MASK },
+		/* As root: the kernel's call chain too. */
+		{ PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_PERIOD | PERF_LAYOUT_CALLCHAIN |
+			  PERF_LAYOUT_REGS_USER | PERF_LAYOUT_STACK_USER,
+		  PERF_REGS_MASK },
 	};
+	const struct perf_layout *layout;
 	struct perf_ring rd;
 	struct perf_sample s;
 	struct thread_image img;
@@ -41,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 12 + 8)
 		return 0;
 	memcpy(&tail, data, 8);
+	layout = &layouts[tail >> 63]; /* the tail's top bit: which layout (the ring masks it) */
 	memcpy(&ahead, data + 8, 4);
 	while (ring * 2 <= size - 12 && ring < (1u << 20))
 		ring *= 2;
@@ -58,8 +64,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (ring_next(&rd, head, &rec, &len) > 0 && n++ < 100000) {
 		if (len < 8 || len > PERF_REC_MAX)
 			__builtin_trap();
-		if (ring_parse_sample(&layout, rec, len, &s) == 0) {
-			if (s.nregs > PERF_MAX_REGS)
+		if (ring_parse_sample(layout, rec, len, &s) == 0) {
+			if (s.nregs > PERF_MAX_REGS || s.nchain > PERF_CHAIN_MAX)
+				__builtin_trap();
+			if (s.chain && (s.chain < rec || s.chain + 8 * s.nchain > rec + len))
 				__builtin_trap();
 			if (s.stack && (s.stack < rec || s.stack + s.stack_len > rec + len))
 				__builtin_trap();
@@ -68,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 		}
 		(void)ring_parse_lost(rec, len, &lost);
-		(void)ring_record_time(&layout, rec, len, &lost);
+		(void)ring_record_time(layout, rec, len, &lost);
 		if (ring_parse_comm(rec, len, &pid, &tid, name, &exec) == 0 && strlen(name) > 15)
 			__builtin_trap();
 	}
