@@ -329,6 +329,11 @@ int report_json_open(const struct options *o, const struct target *t,
 			       rep->gone || rep->execed ? "true" : "false");
 	if (r == 0)
 		r = json_stacks(b, &rep->rec);
+	/* Stacks that go on into the kernel (its call chains, or a sleeper's /proc stack). */
+	if (r == 0)
+		r = buf_printf(b, ",\"kernel_stacks\":%llu",
+			       (unsigned long long)(rep->ptrace ? rep->sm.stats.kstacks
+					: rep->perf ? rep->pf.kernel_chains : 0));
 	if (r == 0 && rep->sampler) {
 		r = buf_printf(b, ",\"sampler\":\"%s\",\"sampler_reason\":", rep->sampler);
 		if (r == 0)

@@ -44,9 +44,11 @@ if command -v perf >/dev/null; then
 	perfpid=$!
 	perfok=1
 fi
-"$ATTACH" -p "$tp" -d 3s -F 200 --sampler perf -o "$WORK/k.pb.gz" -q --stats 2>"$WORK/k.stats"
+"$ATTACH" -p "$tp" -d 3s -F 200 --sampler perf -o "$WORK/k.pb.gz" -q --summary json >"$WORK/k.json"
 rc=$?
 check "exit 0 ($rc)" [ "$rc" = 0 ]
+ks=$(sed -n 's/.*"kernel_stacks":\([0-9]*\).*/\1/p' "$WORK/k.json")
+check "--summary json counts the samples with kernel frames (${ks:-none})" [ "${ks:-0}" -gt 100 ]
 [ "$perfok" = 1 ] && wait "$perfpid"
 "$PBDUMP" "$WORK/k.pb.gz" >"$WORK/k.txt"
 check "the writer's kernel frames go down from write to vfs_write" \

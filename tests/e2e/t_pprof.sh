@@ -40,15 +40,18 @@ awk -v exe="$exe" "$HEX"'
 	/^Samples:/ { s = 1; next } /^Locations/ { s = 0; l = 1; next } /^Mappings/ { l = 0; m = 1; next }
 	s && /^ *[0-9]+ +[0-9]+:/ { sub(/.*: */, ""); stacks[ns++] = $0 }
 	l && /^ *[0-9]+:/ { id = $1; sub(":", "", id); addr[id] = $2; map[id] = $3; fn[id] = $4 }
-	m && /^[0-9]+:/ { id = $1; sub(":", "", id); split($2, r, "/"); if ($3 == exe) { start[id] = r[1]; off[id] = r[3] } }
+	m && /^[0-9]+:/ { id = $1; sub(":", "", id); split($2, r, "/"); if ($3 == exe) { start[id] = r[1]; off[id] = r[3] }
+		if ($0 ~ /kernel\.kallsyms/) kmap["M=" id] = 1 }
 	END {
 		# A frame interrupted by a signal is exact, not a call site: the
 		# signal frame is always named so, even as a leaf (a sample
-		# inside rt_sigreturn once named it __restore_rt).
+		# inside rt_sigreturn once named it __restore_rt). So is the user
+		# frame below kernel frames (a sample in a system call: its
+		# return address, where the thread stands).
 		for (k = 0; k < ns; k++) {
 			n = split(stacks[k], ids, " ")
 			for (i = 2; i <= n; i++)
-				if (fn[ids[i - 1]] != "[signal") nonleaf[ids[i]] = 1
+				if (fn[ids[i - 1]] != "[signal" && !(map[ids[i - 1]] in kmap)) nonleaf[ids[i]] = 1
 		}
 		for (id in nonleaf) {
 			mm = map[id]; sub("M=", "", mm)

@@ -30,7 +30,7 @@ q1=$(awk '{ print $2 }' "/proc/$TPID/task/$tid/schedstat")
 	split($2, v, ","); st = $0; sub(/.*state=/, "", st); sub(/[;].*/, "", st)
 	s = $0; sub(/.* stack /, "", s); all += v[2]
 	if (st == "runnable") q += v[2]
-	if (st == "running" && s ~ /clock_nanosleep$/) rs += v[2]
+	if (st == "running" && s ~ /clock_nanosleep(;entry_SYSCALL_64[a-z_]*(;[^;]+)*)?$/) rs += v[2]
 } END { printf "%.0f %.0f %.0f\n", all, q, rs }' >"$WORK/sums"
 read -r all runnable runsleep <"$WORK/sums"
 # The run-queue time over the profile's 4 s, from schedstat over our window.
