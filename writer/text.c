@@ -158,17 +158,32 @@ static int put_source(struct buf *out, const struct profile *p, const struct pro
 	return buf_printf(out, ":%" PRId64, loc->lines[i].line);
 }
 
+/*
+ * Whether loc is a kernel frame named without its address (a sleeping
+ * thread's /proc stack, a call chain): Go's text form is keyed by
+ * address, and has no place for it.
+ */
+static int kernel_nameonly(const struct profile *p, const struct profile_location *loc)
+{
+	const struct profile_mapping *m = profile_mapping(p, loc->mapping_id);
+
+	return !loc->address && m && !strcmp(profile_string(p, m->filename), "[kernel.kallsyms]");
+}
+
 /* " 0xADDR..." then the "#" frame lines and a blank line, as Go prints a record. */
 static int put_record(struct buf *out, const struct profile *p, const struct profile_sample *s,
 		      int with_labels)
 {
 	const struct profile_location *loc;
 	size_t j, k;
-	int r = 0;
+	int r = 0, leaf = 1;
 
 	for (j = 0; j < s->nlocations && r == 0; j++) {
 		loc = profile_location(p, s->location_ids[j]);
-		r = buf_printf(out, " %#" PRIx64, loc->address + (j ? 1 : 0));
+		if (kernel_nameonly(p, loc))
+			continue;
+		r = buf_printf(out, " %#" PRIx64, loc->address + (leaf ? 0 : 1));
+		leaf = 0;
 	}
 	if (r == 0)
 		r = buf_printf(out, "\n");
@@ -176,6 +191,8 @@ static int put_record(struct buf *out, const struct profile *p, const struct pro
 		r = put_labels(out, p, s);
 	for (j = 0; j < s->nlocations && r == 0; j++) {
 		loc = profile_location(p, s->location_ids[j]);
+		if (kernel_nameonly(p, loc))
+			continue;
 		if (!loc->nlines)
 			r = buf_printf(out, "#\t%#" PRIx64 "\n", loc->address);
 		for (k = 0; k < loc->nlines && r == 0; k++) {
@@ -302,12 +319,13 @@ static const char *basename_of(const char *path)
 }
 
 /*
- * "    #N   0xADDR " as "    #%-3zu 0x%016" PRIx64 " " writes it. The
+ * "    #N   0xADDR " as "    #%-3zu 0x%016" PRIx64 " " writes it ("[kernel]"
+ * and blanks for a kernel frame without an address). The
  * dump's lines are put together from pieces, not printf'd: 2939 frames of
  * 201 threads cost 12.6 million instructions in 12000 vsnprintf calls,
  * half of a snapshot's main thread (callgrind).
  */
-static int put_frame_head(struct buf *out, size_t frame, uint64_t address)
+static int put_frame_head(struct buf *out, size_t frame, uint64_t address, int nameonly)
 {
 	char d[24];
 	size_t n = 0, w;
@@ -319,6 +337,9 @@ static int put_frame_head(struct buf *out, size_t frame, uint64_t address)
 	r = r ? r : buf_append(out, d + sizeof(d) - n, n);
 	for (w = n; w < 3 && r == 0; w++)
 		r = buf_append(out, " ", 1);
+	/* A kernel frame named without its address (a sleeping thread's /proc stack). */
+	if (nameonly)
+		return r ? r : buf_puts(out, " [kernel]           ");
 	r = r ? r : buf_puts(out, " 0x");
 	r = r ? r : buf_hex(out, address, 16);
 	return r ? r : buf_append(out, " ", 1);
@@ -368,7 +389,7 @@ int text_write_dump(const struct profile *p, const char *title, struct buf *out)
 			loc = profile_location(p, s->location_ids[j]);
 			m = profile_mapping(p, loc->mapping_id);
 			for (k = 0; k < (loc->nlines ? loc->nlines : 1) && r == 0; k++, frame++) {
-				r = put_frame_head(out, frame, loc->address);
+				r = put_frame_head(out, frame, loc->address, kernel_nameonly(p, loc));
 				if (r == 0 && loc->nlines)
 					r = put_function(out, p, loc, k);
 				else if (r == 0)
