@@ -31,8 +31,8 @@ for try in 1 2 3 4 5; do
 	"$ATTACH" -p "$TPID" -t threads --format folded -o "$WORK/threads.txt" -q || fail "threads snapshot failed"
 	bad=$(partials "$WORK/threads.txt"; grep '^\[partial' "$WORK/threads.txt" | grep -vE "$SWITCH")
 	[ -z "$bad" ] || break
-	grep -qE ';runtime\.notesleep;runtime\.futexsleep;runtime\.futex(\.abi0)? [0-9]+$' "$WORK/threads.txt" &&
-		grep -qE '^runtime\.mstart(\.abi0)?;runtime\.mstart0;runtime\.mstart1;runtime\.sysmon;.*runtime\.(usleep|futex)(\.abi0)? [0-9]+$' "$WORK/threads.txt" &&
+	grep -qE ';runtime\.notesleep;runtime\.futexsleep;runtime\.futex(\.abi0)?(;entry_SYSCALL_64[a-z_]*(;[^; ]+)*)? [0-9]+$' "$WORK/threads.txt" &&
+		grep -qE '^runtime\.mstart(\.abi0)?;runtime\.mstart0;runtime\.mstart1;runtime\.sysmon;.*runtime\.(usleep|futex)(\.abi0)?(;entry_SYSCALL_64[a-z_]*(;[^; ]+)*)? [0-9]+$' "$WORK/threads.txt" &&
 		grep -qE '^runtime\.goexit(\.abi0)?;(main\.main\.func[0-9]+;)?main\.lockedSleeper;syscall\.Syscall;' "$WORK/threads.txt" && break
 	sleep 0.2
 done
@@ -41,10 +41,11 @@ echo "threads snapshot $try: $nthreads threads"
 cat "$WORK/threads.txt"
 check "every thread's stack ends at a Go stack root (or a stack switch, marked partial)" [ -z "$bad" ] ||
 	echo "$bad" >&2
+# As root, the kernel's stack follows from the system call's entry (t_kstack).
 check "idle threads unwind into the scheduler (notesleep, futexsleep)" \
-	grep -qE ';runtime\.notesleep;runtime\.futexsleep;runtime\.futex(\.abi0)? [0-9]+$' "$WORK/threads.txt"
+	grep -qE ';runtime\.notesleep;runtime\.futexsleep;runtime\.futex(\.abi0)?(;entry_SYSCALL_64[a-z_]*(;[^; ]+)*)? [0-9]+$' "$WORK/threads.txt"
 check "sysmon's sleep unwinds to mstart" \
-	grep -qE '^runtime\.mstart(\.abi0)?;runtime\.mstart0;runtime\.mstart1;runtime\.sysmon;.*runtime\.(usleep|futex)(\.abi0)? [0-9]+$' "$WORK/threads.txt"
+	grep -qE '^runtime\.mstart(\.abi0)?;runtime\.mstart0;runtime\.mstart1;runtime\.sysmon;.*runtime\.(usleep|futex)(\.abi0)?(;entry_SYSCALL_64[a-z_]*(;[^; ]+)*)? [0-9]+$' "$WORK/threads.txt"
 check "the locked thread's nanosleep unwinds to main.lockedSleeper and goexit" \
 	grep -qE '^runtime\.goexit(\.abi0)?;(main\.main\.func[0-9]+;)?main\.lockedSleeper;syscall\.Syscall;' "$WORK/threads.txt"
 
