@@ -176,7 +176,8 @@ struct recorder *recorder_new(struct profile *prof, pid_t pid, size_t max_depth)
 	u64map_init(&r->last, LAST_MAX);
 	r->pcs = calloc(r->max_depth, sizeof(*r->pcs));
 	r->sig = calloc(r->max_depth, sizeof(*r->sig));
-	r->ids = calloc(r->max_depth + 1, sizeof(*r->ids));
+	/* The user stack's frames, a marker, and the kernel's frames beside them. */
+	r->ids = calloc(r->max_depth + 1 + RECORD_KERNEL_MAX, sizeof(*r->ids));
 	if (!r->pcs || !r->sig || !r->ids)
 		goto err;
 	r->space = space_new(pid);
@@ -372,11 +373,11 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 	if (r->nrefills && (flags & UNWIND_PARTIAL))
 		n = recorder_refill(r, img, n, &flags);
 	r->last_flags = flags;
-	/* The kernel's frames first (innermost), within the same depth. */
-	for (i = 0; i < r->nkids && k + 1 < r->max_depth; i++)
+	/* The kernel's frames first (innermost), beside the user stack's depth, not in it. */
+	for (i = 0; i < r->nkids; i++)
 		r->ids[k++] = r->kids[i];
 	r->nkids = 0;
-	for (i = 0; i < n && k < r->max_depth; i++) {
+	for (i = 0; i < n; i++) {
 		id = recorder_location(r, r->pcs[i], r->sig[i]);
 		if (id)
 			r->ids[k++] = id;
