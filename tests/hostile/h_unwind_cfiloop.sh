@@ -58,8 +58,10 @@ budget_spent() {
 }
 
 # Asleep in the hostile functions: the wall and threads captures (ptrace).
+# The user unwinder's budget is the point: --no-kernel keeps the hostile
+# function the leaf (as root, the kernel's frames would come below it).
 start_hostile sleep as_attacker "$T"
-bounded threads 5 "$RSS" -p "$TPID" -t threads --format dump -o "$WORK/t.txt" --stats
+bounded threads 5 "$RSS" -p "$TPID" -t threads --no-kernel --format dump -o "$WORK/t.txt" --stats
 check "threads: exit 0" test "$RC" = 0
 own_cpu threads 1
 for f in hostile_cfa_loop hostile_ra_loop hostile_deref_loop hostile_deep; do
@@ -68,7 +70,7 @@ for f in hostile_cfa_loop hostile_ra_loop hostile_deref_loop hostile_deep; do
 			/^ *#[0-9]+ / && fn == f { last = $0 } END { exit !(last ~ /\[partial: unwind budget spent\]/) }' "$WORK/t.txt"
 done
 alive threads
-bounded wall 8 "$RSS" -p "$TPID" -t wall -d 2s -o "$WORK/w.pb.gz" --stats
+bounded wall 8 "$RSS" -p "$TPID" -t wall -d 2s --no-kernel -o "$WORK/w.pb.gz" --stats
 check "wall: exit 0" test "$RC" = 0
 own_cpu wall 1
 check "wall: the hostile stacks end in [partial: unwind budget spent]" budget_spent "$WORK/w.pb.gz"
@@ -79,7 +81,7 @@ alive wall-sigterm
 # Running in bursts in the hostile functions: the CPU samplers.
 start_hostile duty as_attacker "$T" duty
 for s in perf ptrace; do
-	bounded "cpu-$s" 8 "$RSS" -p "$TPID" -d 2s --sampler "$s" -o "$WORK/c-$s.pb.gz" --stats
+	bounded "cpu-$s" 8 "$RSS" -p "$TPID" -d 2s --sampler "$s" --no-kernel -o "$WORK/c-$s.pb.gz" --stats
 	check "cpu-$s: exit 0" test "$RC" = 0
 	own_cpu "cpu-$s" 2
 	check "cpu-$s: the hostile stacks end in [partial: unwind budget spent]" budget_spent "$WORK/c-$s.pb.gz"
