@@ -27,7 +27,10 @@ if [ "$(id -u)" = 0 ]; then
 	"$ATTACH" -p "$tp" -t threads -o "$WORK/t.pb.gz" -q --summary json >"$WORK/t.json" ||
 		fail "threads snapshot failed"
 	ks=$(sed -n 's/.*"kernel_stacks":\([0-9]*\).*/\1/p' "$WORK/t.json")
-	check "--summary json counts the kernel stacks (${ks:-none}, 36 sleepers)" [ "${ks:-0}" -ge 36 ]
+	# A sleeper that kept waking while read is stopped instead (under an
+	# ASan tracer, one in a run), and a stopped thread's kernel stack is
+	# our stop: it has none. Two are allowed, here and below.
+	check "--summary json counts the kernel stacks (${ks:-none}, 36 sleepers)" [ "${ks:-0}" -ge 34 ]
 	stacks "$WORK/t.pb.gz" >"$WORK/t.txt"
 	# Kernels name these differently (pipe_read, anon_pipe_read; ep_poll
 	# or do_epoll_wait as its caller): the stack's end, and the family.
