@@ -30,7 +30,7 @@ if [ "$(id -u)" = 0 ]; then
 	# A sleeper that kept waking while read is stopped instead (under an
 	# ASan tracer, one in a run), and a stopped thread's kernel stack is
 	# our stop: it has none. Two are allowed, here and below.
-	check "--summary json counts the kernel stacks (${ks:-none}, 36 sleepers)" [ "${ks:-0}" -ge 34 ]
+	check "--summary json counts the kernel stacks (${ks:-none}: 36 sleepers, and the flapper when asleep)" [ "${ks:-0}" -ge 34 ]
 	stacks "$WORK/t.pb.gz" >"$WORK/t.txt"
 	# Kernels name these differently (pipe_read, anon_pipe_read; ep_poll
 	# or do_epoll_wait as its caller): the stack's end, and the family.
@@ -41,7 +41,7 @@ if [ "$(id -u)" = 0 ]; then
 	n=$(threads "$WORK/t.txt" park_cond ';__x64_sys_futex;.*futex_wait')
 	check "the 3 condition waiters sleep in a futex wait ($n)" [ "$n" = 3 ]
 	n=$(awk '$0 ~ /;entry_SYSCALL_64[a-z_]*;do_syscall_64;/ { n += $1 } END { print n + 0 }' "$WORK/t.txt")
-	check "every sleeping thread's kernel stack reaches the system call's entry ($n of 36 sleepers)" \
+	check "every sleeping thread's kernel stack reaches the system call's entry ($n stacks: 36 sleepers, and the flapper when asleep)" \
 		[ "$n" -ge 34 ]
 	check "kernel frames are in the [kernel.kallsyms] mapping" \
 		sh -c "'$PBDUMP' '$WORK/t.pb.gz' | grep -q 'kernel.kallsyms'"
