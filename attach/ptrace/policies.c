@@ -155,7 +155,8 @@ const struct policy policy_cpu = {
  * that then found it asleep in a call (it went to sleep meanwhile: a
  * 50 us burst often does) or that ran on to a later call (a host whose
  * kicks wait for its next kernel entry: the stop lands there, or breaks
- * the sleep it enters) is not where it ran: such a
+ * the sleep it enters; or, on any host, into a timer sleep's entry) is
+ * not where it ran: such a
  * sample stands for its last stack found running, as a CPU sample's CPU
  * is carried. A thread with no stack yet (its first sample) has nothing
  * to stand for: found asleep, it is a sample of its sleep; ran on, one of
@@ -165,7 +166,8 @@ static void emit_elapsed(void *ctx, struct thread *t, struct snapshot *snap)
 {
 	struct sampler *sm = ctx;
 
-	if (snap->how == SNAP_STOPPED && !snap->queued && (snap->ran_on || snap->slept)) {
+	if (snap->how == SNAP_STOPPED && !snap->queued &&
+	    (snap->ran_on || snap->ran_to_sleep || snap->slept)) {
 		if (t->flags & THREAD_STACKED) {
 			snap->how = SNAP_REPEAT;
 			snap->repeat_running = 1;

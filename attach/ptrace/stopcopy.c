@@ -124,7 +124,13 @@ static int queued_since(const struct thread *t)
  * A timer sleep arms its timer and sleeps within microseconds of its
  * entry: one our stop broke after the thread ran SLIDE_NS since we asked
  * was entered after we asked (a slide), where a broken ppoll may have been
- * scanning its descriptors all along.
+ * scanning its descriptors all along. Found in one still on the CPU it had
+ * at the look, it was entered after we asked on any host, judged or not:
+ * a wall sample stands for where the thread ran at the look (before,
+ * t_wall_burst's "running in clock_nanosleep" read 10% on CI's host,
+ * 0.4-5% here). A CPU sample keeps such a stop where it landed unless
+ * the host is judged: the call's entry is CPU the thread used since, and
+ * carried to the handler it read 4-14 points high (t_cpu_evloop).
  */
 static int timer_sleep(long nr)
 {
@@ -194,6 +200,8 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 				       (kicks_late(s) || fast_call((long)ur.orig_rax));
 			snap->slid = snap->ran_on && (!stopped_asleep((long)ur.orig_rax, (long)ur.rax) ||
 						      timer_sleep((long)ur.orig_rax));
+			snap->ran_to_sleep = !snap->slept && cpu > before + SLIDE_NS &&
+					     timer_sleep((long)ur.orig_rax);
 			s->stats.slid += (uint64_t)snap->slid;
 		} else {
 			snap->slept = stopped_asleep((long)ur.orig_rax, (long)ur.rax);
@@ -204,7 +212,7 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 		/* Stopped because its reads tore: where it sleeps, as a read would say. */
 		snap->how = SNAP_SYSCALL;
 		snap->syscall = snap->slept_nr;
-		snap->slept = snap->ran_on = snap->slid = snap->queued = 0;
+		snap->slept = snap->ran_on = snap->slid = snap->ran_to_sleep = snap->queued = 0;
 	}
 	if (ours && (long)ur.orig_rax >= 0 && (long)ur.rax == -EINTR) {
 		/* Our stop broke a syscall that cannot restart: make it restart. */

