@@ -7,12 +7,16 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "attach/capture/target.h"
 #include "attach/source/capture.h"
 #include "attach/source/children.h"
 #include "common/err.h"
 #include "common/exitcode.h"
+#include "common/hurry.h"
 #include "model/profile.h"
 
 void capture_open(struct capture *cx, const struct capture_req *q, struct capture_report *rep,
@@ -67,8 +71,30 @@ int capture_close(struct capture *cx, pid_t pid, const char *comm, uint64_t cpu_
 	return EXIT_OK;
 }
 
+int capture_nice(struct capture *cx, int nice)
+{
+	int was = hurry_nice();
+
+	hurry_end();
+	if (!cx->niced)
+		cx->nice_was = was;
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice) != 0)
+		return -1;
+	cx->niced = 1;
+	return 0;
+}
+
+void capture_nice_end(struct capture *cx)
+{
+	hurry_end();
+	if (cx->niced)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), cx->nice_was);
+	cx->niced = 0;
+}
+
 void capture_release(struct capture *cx)
 {
+	capture_nice_end(cx);
 	profile_free(cx->prof);
 	cx->prof = NULL;
 	free(cx->kids);

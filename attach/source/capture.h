@@ -12,7 +12,9 @@
  *	if ((code = capture_profile(&cx, period)) != EXIT_OK) goto out;
  *	... open the target: a failed first read is capture_map_failed() ...
  *	capture_children_mark(&cx, pid);
+ *	capture_nice(&cx, nice);        (the window's priority, if its own)
  *	... its own sampling, filling cx.prof and rep ...
+ *	capture_nice_end(&cx);
  *	code = capture_close(&cx, pid, comm, cpu_process_ns, out);
  *    out:
  *	capture_release(&cx);
@@ -21,7 +23,10 @@
  *  - *out is NULL until capture_close() hands the profile out; on every
  *    other path capture_release() frees it;
  *  - every message is one line naming the target (common/err.h), printed
- *    once, here or in the source, never both.
+ *    once, here or in the source, never both;
+ *  - the calling thread's priority is its own again after
+ *    capture_nice_end() or capture_release(), whatever capture_nice() and
+ *    the start's hurry (common/hurry.h) set.
  */
 #include <stdint.h>
 #include <sys/types.h>
@@ -38,6 +43,8 @@ struct capture {
 	struct profile *prof;   /* NULL until capture_profile() */
 	struct child_cpu *kids; /* the children's CPU at the start, or NULL */
 	int nkids;
+	int niced;              /* capture_nice() changed this thread's priority... */
+	int nice_was;           /* ... from this one */
 };
 
 /* Begin: *out NULL, rep zeroed, nothing made yet. */
@@ -74,7 +81,18 @@ void capture_children_mark(struct capture *cx, pid_t pid);
 int capture_close(struct capture *cx, pid_t pid, const char *comm, uint64_t cpu_process_ns,
 		  struct profile **out);
 
-/* Free what capture_close() did not hand out. */
+/*
+ * The calling thread at nice for the sampling window: the start's hurry
+ * ends, and a source whose window needs the CPU sooner (a ring reader) or
+ * later (a consumer the tracer must not wait for) says how much. 0, or -1
+ * when the kernel refused (the thread then keeps its own priority).
+ */
+int capture_nice(struct capture *cx, int nice);
+
+/* The window is over: the calling thread back at its own priority. */
+void capture_nice_end(struct capture *cx);
+
+/* Free what capture_close() did not hand out; the priority as capture_nice_end(). */
 void capture_release(struct capture *cx);
 
 #endif

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -794,9 +793,12 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	struct pfam f;
 	struct pcap *c = NULL;
 	uint64_t t0, t1, p1;
-	int code, nice0, raised;
+	int code;
 
 	*refused = 0;
+	/* The wait cost, measured on a thread of its own meanwhile; needed only at the end. */
+	waitcost_start();
+	capture_open(&cx, q, rep, out);
 	/*
 	 * The rings must be read before they fill, also when the target keeps
 	 * every CPU busy (t_cpu_crowd: 20 runnable threads on 2 CPUs, and the
@@ -805,12 +807,8 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	 * CPUs: opening the target's objects at nice 0 took a second). Only
 	 * this thread, only where allowed, from here to the window's end.
 	 */
-	nice0 = hurry_nice();
-	raised = nice0 > READER_NICE &&
-		 setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE) == 0;
-	/* The wait cost, measured on a thread of its own meanwhile; needed only at the end. */
-	waitcost_start();
-	capture_open(&cx, q, rep, out);
+	if (hurry_nice() > READER_NICE)
+		capture_nice(&cx, READER_NICE);
 	code = capture_profile(&cx, (int64_t)q->period_ns);
 	pfam_init(&f, q, cx.prof, &rep->pf);
 	if (code != EXIT_OK)
@@ -848,15 +846,10 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	p1 = clock_process_cpu_ns(c->pid);
 	c->proc_ns = p1 > c->proc0_ns ? p1 - c->proc0_ns : 0;
 	rep->pf.cpu_process_ns = c->proc_ns;
-	hurry_end();
-	if (raised)
-		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice0);
-	raised = 0;
+	capture_nice_end(&cx);
 	pcap_end(&f, c, a, rep, t1 - t0);
 	code = capture_close(&cx, c->pid, c->comm, rep->pf.cpu_process_ns, out);
 out:
-	if (raised)
-		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice0);
 	pfam_release(&f);
 	capture_release(&cx);
 	return code;

@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "attach/ptrace/kstack.h"
@@ -29,12 +27,12 @@
 #include "attach/source/source.h"
 #include "common/err.h"
 #include "common/proc.h"
-#include "common/hurry.h"
 #include "common/waitcost.h"
 #include "model/profile.h"
 
 #define SEEN_MAX 65536
 #define ADOPT_NS 1000000000ull /* --children: look for new descendants this often */
+#define CONSUMER_NICE 10 /* the window's consumer yields to the tracer (capture_ptrace) */
 
 /* --children: one recorder per process (each has its own memory map). */
 struct recorders {
@@ -507,7 +505,7 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	struct ptcap pc;
 	pthread_t tracer;
 	sigset_t set;
-	int code, nice_was;
+	int code;
 
 	/* The wait cost, measured meanwhile: the tracer asks for it when it starts. */
 	if (q->policy->flags & POLICY_WAITS)
@@ -547,15 +545,12 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	 * thread, whose consumer reads the labels while the stops come and
 	 * must get its turn then.
 	 */
-	nice_was = hurry_nice(); /* the start is done (hurry.h): the tracer inherited its priority */
-	if (!(q->policy->flags & POLICY_ONCE)) {
-		hurry_end();
-		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
-	}
+	if (!(q->policy->flags & POLICY_ONCE))
+		capture_nice(&pc.cx, CONSUMER_NICE); /* the tracer inherited the start's */
 	ptcap_consume(&pc);
 	pthread_join(tracer, NULL);
-	/* Nothing waits for this thread any more: the rest (source lines) at full speed. */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice_was);
+	/* Nothing waits for this thread any more: the rest (source lines) at its own. */
+	capture_nice_end(&pc.cx);
 	code = ptcap_results(&pc);
 	if (code == EXIT_OK)
 		code = capture_close(&pc.cx, q->t->pid, q->t->comm, rep->sm.cpu_process_ns, out);
