@@ -5,7 +5,8 @@
  *
  * Invariants:
  *  - a value that does not parse is a usage error with one line naming the
- *    option and the value; nothing is guessed (a duration needs a unit);
+ *    option and the value; nothing is guessed (a duration's unit is
+ *    given, or it is a bare number of seconds, as sleep(1) reads one);
  *  - the parsed options are complete: every field has its default when the
  *    option was not given.
  */
@@ -64,7 +65,7 @@ struct options {
  */
 int options_parse(struct options *o, int argc, char **argv);
 
-/* "30s", "500ms", "2m", "1h", "1m30s", "1.5s" -> ns; 0 or -1. Must be > 0. */
+/* "30s", "500ms", "2m", "1h", "1m30s", "1.5s", "30" (seconds) -> ns; 0 or -1. Must be > 0. */
 int parse_duration(const char *s, uint64_t *ns);
 
 /* A whole number in [min, max], with an optional K/M (x1024) suffix when sizes is set. */

@@ -22,7 +22,8 @@ expect() {
 start_target ticker
 tp=$TPID
 
-expect 2 'invalid duration "30": .*unit' -p "$tp" -d 30
+expect 2 'invalid duration "30x": .*seconds or with a unit' -p "$tp" -d 30x
+expect 2 'invalid duration "1m30"' -p "$tp" -d 1m30
 expect 2 'invalid duration "abc"' -p "$tp" -d abc
 expect 2 'invalid duration "-5s"' -p "$tp" -d -5s
 expect 2 'invalid duration "0s"' -p "$tp" -d 0s
@@ -33,9 +34,16 @@ expect 2 'unknown profile type "bogus"' -p "$tp" -t bogus
 expect 2 'no target: .*-p PID' -d 1s
 expect 2 'invalid pid "abc"' -p abc
 expect 2 'unexpected argument "extra"' -p "$tp" extra
-expect 2 'unknown option' -p "$tp" --bogus
+expect 2 'unknown option "--bogus" \(see --help\)' -p "$tp" --bogus
+# A near miss is named (within two edits of an option's name).
+expect 2 'unknown option "--frequncy" \(did you mean --frequency\?' -p "$tp" --frequncy 99
+expect 2 'option "--count" needs a value' -p "$tp" --every 2s --count
 expect 2 'needs a value' -p
 expect 3 'cannot attach to 2147483000: no such process' -p 2147483000 -d 1s
+# A bare number of seconds, as sleep and timeout read it.
+"$ATTACH" -p "$tp" -d 1 -o "$WORK/bare.pb.gz" -q --summary json >"$WORK/bare.json" 2>"$WORK/bare.err"
+check "-d 1 is one second (exit $?, $(grep -o '"duration_s":[0-9.]*' "$WORK/bare.json"))" \
+	grep -qE '"duration_s":(0\.9[5-9]|1\.0)' "$WORK/bare.json"
 expect 6 'cannot write .*/nonexistent/dir' -p "$tp" -d 1s -o /nonexistent/dir/p.pb.gz
 
 # Its own pid: exec keeps the shell's pid.

@@ -38,12 +38,15 @@ static void test_duration_units(void **state)
 	assert_int_equal(dur("1.5s"), 1500000000ull);
 	assert_int_equal(dur("0.25ms"), 250000ull);
 	assert_int_equal(dur(".5s"), 500000000ull);
+	/* A bare number is seconds (sleep 30, timeout 30). */
+	assert_int_equal(dur("30"), 30000000000ull);
+	assert_int_equal(dur("1.5"), 1500000000ull);
 }
 
 static void test_duration_rejects(void **state)
 {
 	static const char *bad[] = {
-		"", "30", "s", "-5s", "+5s", "0s", "0ms", "5 s", "5x", "5sec", "1.5", "1..5s",
+		"", "s", "-5s", "+5s", "0s", "0ms", "5 s", "5x", "5sec", "1..5s", "0", "30 ", ".",
 		"5s ", " 5s", "ms", "10d", "1e3s", "169h", "99999999999999999999h", "1m30",
 	};
 	uint64_t ns = 42;

@@ -1,0 +1,652 @@
+/*
+ * optable.c — the rows of cprof-attach's options (optable.h): what each
+ * sets and what --help says of it, the getopt tables and --help made from
+ * them, and the nearest option to a mistyped one.
+ */
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attach/cli/optable.h"
+#include "attach/cli/options.h"
+#include "attach/kinds/formats.h"
+#include "attach/kinds/kinds.h"
+#include "attach/push/label.h"
+#include "common/err.h"
+
+#ifndef CPROF_VERSION
+#define CPROF_VERSION "0.1"
+#endif
+
+#define HELP_COL 25 /* where help text starts on a row's line */
+
+enum {
+	OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
+	OPT_CHILDREN, OPT_NO_LINES, OPT_NO_LINE_CACHE, OPT_NO_KERNEL, OPT_LINES, OPT_SAMPLER,
+	OPT_GROUP_BY, OPT_PUSH, OPT_APP, OPT_LABEL, OPT_SPOOL, OPT_SPOOL_MAX, OPT_PUSH_TIMEOUT,
+	OPT_TENANT, OPT_BASIC_AUTH, OPT_BEARER_TOKEN,
+};
+
+static const char *const sampler_names[] = {
+	[SAMPLER_AUTO] = "auto", [SAMPLER_PERF] = "perf", [SAMPLER_PTRACE] = "ptrace",
+};
+
+static int is_delta(const struct kind *k)
+{
+	return k->duration == DURATION_DELTA;
+}
+
+static int takes_children(const struct kind *k)
+{
+	return !!(kind_takes(k) & KIND_TAKES_CHILDREN);
+}
+
+static int takes_hz(const struct kind *k)
+{
+	return !!(kind_takes(k) & KIND_TAKES_HZ);
+}
+
+static int takes_sampler(const struct kind *k)
+{
+	return !!(kind_takes(k) & KIND_TAKES_SAMPLER);
+}
+
+static int set_pid(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	uint64_t v;
+
+	(void)d;
+	if (parse_uint(arg, 1, INT_MAX, 0, &v) < 0)
+		return error("invalid pid \"%s\": expected a process id", arg);
+	o->pid = (pid_t)v;
+	g->pid = 1;
+	return 0;
+}
+
+static int set_type(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	(void)g, (void)d;
+	if (!(o->kind = kind_find(arg)))
+		return error("unknown profile type \"%s\" (see --help for the types)", arg);
+	return 0;
+}
+
+static int set_format(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	(void)g, (void)d;
+	if (!(o->format = format_find(arg)))
+		return error("unknown format \"%s\" (see --help for the formats)", arg);
+	return 0;
+}
+
+static int set_duration(struct options *o, struct given *g, const struct optdef *d,
+			const char *arg)
+{
+	(void)d;
+	if (parse_duration(arg, &o->duration_ns) < 0)
+		return error("invalid duration \"%s\": expected a positive number of seconds "
+			     "or with a unit, such as 30, 30s, 500ms, 2m or 1h",
+			     arg);
+	o->duration_given = 1;
+	g->timing = 1;
+	return 0;
+}
+
+static int set_hz(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	uint64_t v;
+
+	(void)d;
+	if (parse_uint(arg, OPT_MIN_HZ, OPT_MAX_HZ, 0, &v) < 0)
+		return error("invalid frequency \"%s\": expected a whole number of Hz from %u "
+			     "to %u",
+			     arg, OPT_MIN_HZ, OPT_MAX_HZ);
+	o->hz = (unsigned)v;
+	g->hz = 1;
+	return 0;
+}
+
+static int set_sampler(struct options *o, struct given *g, const struct optdef *d,
+		       const char *arg)
+{
+	unsigned i, n = sizeof(sampler_names) / sizeof(sampler_names[0]);
+
+	(void)d;
+	for (i = 0; i < n && strcmp(arg, sampler_names[i]); i++)
+		;
+	if (i == n)
+		return error("unknown sampler \"%s\": expected auto, perf or ptrace", arg);
+	o->sampler = (enum sampler_wish)i;
+	g->sampler = 1;
+	return 0;
+}
+
+static int set_output(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	(void)g, (void)d;
+	if (!*arg)
+		return error("invalid output \"\": expected a file name or -");
+	o->output = arg;
+	return 0;
+}
+
+static int set_every(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	(void)g, (void)d;
+	if (parse_duration(arg, &o->every_ns) < 0)
+		return error("invalid period \"%s\" for --every: expected a positive number of "
+			     "seconds or with a unit, such as 10s or 5m",
+			     arg);
+	return 0;
+}
+
+static int set_count(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	uint64_t v;
+
+	(void)d;
+	if (parse_uint(arg, 0, 1000000000, 0, &v) < 0)
+		return error("invalid count \"%s\": expected a whole number (0: until "
+			     "interrupted)",
+			     arg);
+	o->count = (unsigned)v;
+	g->count = 1;
+	return 0;
+}
+
+static int set_summary(struct options *o, struct given *g, const struct optdef *d,
+		       const char *arg)
+{
+	(void)g, (void)d;
+	if (strcmp(arg, "json") != 0)
+		return error("unknown summary \"%s\": expected json", arg);
+	o->summary_json = 1;
+	return 0;
+}
+
+static int set_stack(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	uint64_t v;
+
+	(void)g, (void)d;
+	if (parse_uint(arg, OPT_MIN_STACK, OPT_MAX_STACK, 1, &v) < 0)
+		return error("invalid stack size \"%s\": expected 4K to 1M", arg);
+	o->stack_cap = (size_t)v;
+	o->stack_given = 1;
+	return 0;
+}
+
+/* --group-by KEY[,KEY...]: at most FOLDED_MAX_GROUP distinct, non-empty keys. */
+static int set_group_by(struct options *o, struct given *g, const struct optdef *d,
+			const char *arg)
+{
+	const char *p = arg, *end;
+	size_t n = 0, len, i;
+
+	(void)g, (void)d;
+	for (;;) {
+		end = strchr(p, ',');
+		len = end ? (size_t)(end - p) : strlen(p);
+		if (!len)
+			return error("invalid --group-by \"%s\": an empty label key", arg);
+		if (len > OPTIONS_MAX_KEY)
+			return error("invalid --group-by \"%s\": a key longer than %d bytes", arg,
+				     OPTIONS_MAX_KEY);
+		if (n == FOLDED_MAX_GROUP)
+			return error("invalid --group-by \"%s\": at most %d keys", arg,
+				     FOLDED_MAX_GROUP);
+		memcpy(o->group_keys[n], p, len);
+		o->group_keys[n][len] = 0;
+		for (i = 0; i < n; i++)
+			if (!strcmp(o->group_keys[i], o->group_keys[n]))
+				return error("invalid --group-by \"%s\": \"%s\" twice", arg,
+					     o->group_keys[n]);
+		o->group_by[n] = o->group_keys[n];
+		n++;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	o->group_by[n] = NULL;
+	return 0;
+}
+
+/* A flag: the int field of struct options the row names. */
+static int set_flag(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	(void)g, (void)arg;
+	switch (d->key) {
+	case OPT_STATS: o->stats = 1; break;
+	case OPT_TOP: o->top = 1; break;
+	case OPT_CHILDREN: o->children = 1; break;
+	case OPT_NO_LINES: o->no_lines = 1; break;
+	case OPT_NO_LINE_CACHE: o->no_line_cache = 1; break;
+	case OPT_NO_KERNEL: o->no_kernel = 1; break;
+	case OPT_LINES: o->frame_lines = 1; break;
+	case 'q': o->quiet = 1; break;
+	}
+	return 0;
+}
+
+static int set_help(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	(void)o, (void)g, (void)d, (void)arg;
+	optable_usage(stdout);
+	return 1;
+}
+
+static int set_version(struct options *o, struct given *g, const struct optdef *d,
+		       const char *arg)
+{
+	(void)o, (void)g, (void)d, (void)arg;
+	printf("cprof-attach %s\n", CPROF_VERSION);
+	return 1;
+}
+
+/* The --push options into o->push; g->push_only names one that needs --push. */
+static int set_push(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	struct push_options *po = &o->push;
+	uint64_t v;
+
+	if (d->key != OPT_PUSH)
+		g->push_only = d->name;
+	switch (d->key) {
+	case OPT_PUSH:
+		if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
+			return error("invalid push URL: expected http://HOST[:PORT] or "
+				     "https://...");
+		po->url = arg;
+		break;
+	case OPT_APP:
+		po->app = arg;
+		break;
+	case OPT_LABEL:
+		if (push_label_check(arg) < 0)
+			return -1;
+		if (po->nlabels == PUSH_LABELS_MAX)
+			return error("too many labels: at most %u", PUSH_LABELS_MAX);
+		po->labels[po->nlabels++] = arg;
+		break;
+	case OPT_SPOOL:
+		if (!*arg)
+			return error("invalid spool directory \"\"");
+		po->spool = arg;
+		break;
+	case OPT_SPOOL_MAX:
+		if (parse_uint(arg, 1024, 1ull << 40, 1, &v) < 0)
+			return error("invalid spool size \"%s\": expected bytes, 1K or more, "
+				     "such as 100M",
+				     arg);
+		po->spool_max = v;
+		break;
+	case OPT_PUSH_TIMEOUT:
+		if (parse_duration(arg, &po->timeout_ns) < 0 || po->timeout_ns < 1000000)
+			return error("invalid push timeout \"%s\": expected a duration of 1ms "
+				     "or more, such as 10s",
+				     arg);
+		break;
+	case OPT_TENANT:
+		po->tenant = arg;
+		break;
+	case OPT_BASIC_AUTH:
+		/* Never echoed: the message does not quote the value. */
+		if (!strchr(arg, ':') || arg[0] == ':')
+			return error("invalid --basic-auth: expected USER:PASSWORD");
+		po->basic_auth = arg;
+		break;
+	case OPT_BEARER_TOKEN:
+		if (!*arg)
+			return error("invalid --bearer-token: empty");
+		po->token = arg;
+		break;
+	}
+	return 0;
+}
+
+static void more_types(FILE *f)
+{
+	const struct kind *k;
+	unsigned i, n;
+
+	k = kind_all(&n);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%*s  %-12s %s\n", HELP_COL, "", k[i].name, k[i].help);
+}
+
+static void more_formats(FILE *f)
+{
+	const struct kind *k;
+	const struct format *fm;
+	unsigned i, j, n, nf;
+
+	k = kind_all(&n);
+	fm = format_all(&nf);
+	for (j = 0; j < nf; j++) {
+		unsigned all = 1;
+
+		fprintf(f, "%*s  %-7s %s\n", HELP_COL, "", fm[j].name, fm[j].help);
+		for (i = 0; i < n; i++)
+			all &= !!(k[i].formats & fm[j].bit);
+		if (all)
+			continue;
+		fprintf(f, "%*s          (only", HELP_COL, "");
+		for (i = 0; i < n; i++)
+			if (k[i].formats & fm[j].bit)
+				fprintf(f, " %s", k[i].name);
+		fprintf(f, ")\n");
+	}
+}
+
+static void more_samplers(FILE *f)
+{
+	static const char *const lines[] = {
+		"perf    the kernel samples running threads (perf_event_open):",
+		"        nothing is stopped; sees threads of any life span",
+		"        with CAP_PERFMON, root or perf_event_paranoid <= 0",
+		"ptrace  stop each running thread for a moment and copy it",
+		"auto    perf where the kernel allows it, else ptrace;",
+		"        the choice and why are on the capture line",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		fprintf(f, "%*s  %s\n", HELP_COL, "", lines[i]);
+}
+
+static const struct optdef rows[] = {
+	{ "pid", 'p', "PID", set_pid, "process to profile (required)", NULL, NULL, OPTGROUP_MAIN },
+	{ "type", 't', "TYPE", set_type, "profile type (default cpu), one of:", NULL, more_types,
+	  OPTGROUP_MAIN },
+	{ "format", OPT_FORMAT, "FORMAT", set_format, "how to write it, one of:", NULL,
+	  more_formats, OPTGROUP_MAIN },
+	{ "duration", 'd', "DUR", set_duration,
+	  "how long to sample: 30s, 500ms, 2m, 1h, 1m30s, or\n"
+	  "seconds alone: 30 (default 30s); for %K:\n"
+	  "report the change over DUR instead of the totals since\n"
+	  "the program started",
+	  is_delta, NULL, OPTGROUP_MAIN },
+	{ "frequency", 'F', "HZ", set_hz,
+	  "%K: samples per second per thread,\n"
+	  "1..10000 (default 100)",
+	  takes_hz, NULL, OPTGROUP_MAIN },
+	{ "sampler", OPT_SAMPLER, "WHICH", set_sampler, "%K: how samples are taken (default auto):",
+	  takes_sampler, more_samplers, OPTGROUP_MAIN },
+	{ "output", 'o', "FILE", set_output,
+	  "where to write the profile; - for standard output\n"
+	  "(default: cprof-PID-TYPE-YYYYmmddTHHMMSSZ.pb.gz here,\n"
+	  "its name printed on stderr); FILE may hold %p (pid),\n"
+	  "%t (UTC start, YYYYmmddTHHMMSSZ), %n (capture number,\n"
+	  "from 1), %T (type), %% (a %); with --every it must hold\n"
+	  "%n or %t",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "every", OPT_EVERY, "DUR", set_every,
+	  "capture again every DUR (a window of DUR unless -d says less)", NULL, NULL,
+	  OPTGROUP_MAIN },
+	{ "count", OPT_COUNT, "N", set_count,
+	  "with --every: this many captures (default 0: until\n"
+	  "interrupted)",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "summary", OPT_SUMMARY, "json", set_summary,
+	  "print one JSON line per capture on stdout (on stderr\n"
+	  "with -o -): path, type, pid, capture, exit, samples,\n"
+	  "lost, duration_s, threads, start_ns, partial,\n"
+	  "label_keys (cpu: also sampler, sampler_reason,\n"
+	  "kernel_stacks; --push: push, and push_reason when\n"
+	  "dropped)",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "top", OPT_TOP, NULL, set_flag,
+	  "print the top functions after a capture even when\n"
+	  "stderr is not a terminal (on a terminal they are)",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "stack-size", OPT_STACK, "BYTES", set_stack,
+	  "stack bytes copied per sample, 4K..1M (default 64K);\n"
+	  "a handler on an alternate signal stack: both stacks;\n"
+	  "perf events copy at most 65528",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "children", OPT_CHILDREN, NULL, set_flag,
+	  "also every descendant process, present and new, into\n"
+	  "the same profile, labelled pid and process (%K)",
+	  takes_children, NULL, OPTGROUP_MAIN },
+	{ "no-lines", OPT_NO_LINES, NULL, set_flag,
+	  "function names only: no source lines or inlined frames\n"
+	  "from debug information (the fastest write)",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "no-kernel", OPT_NO_KERNEL, NULL, set_flag,
+	  "no kernel frames (as root: cpu with perf events, each\n"
+	  "sample's kernel call chain; threads and wall, the\n"
+	  "kernel stack a sleeping thread is blocked in)",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "no-line-cache", OPT_NO_LINE_CACHE, NULL, set_flag,
+	  "look every source line up in the debug information;\n"
+	  "neither read nor add to the cache of lines by build\n"
+	  "ID ($XDG_CACHE_HOME/cprof/lines or ~/.cache/cprof/lines)",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "lines", OPT_LINES, NULL, set_flag,
+	  "folded and svg: one frame per source line,\n"
+	  "\"function (file:line)\"",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "group-by", OPT_GROUP_BY, "KEYS", set_group_by,
+	  "folded and svg: the values of these sample labels\n"
+	  "(comma-separated, at most 4: thread, tid, state,\n"
+	  "syscall, pid, process, or the program's own) as the\n"
+	  "root frames, \"KEY=VALUE\" or \"[no KEY]\"",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "stats", OPT_STATS, NULL, set_flag,
+	  "print the sampler chosen and why, and the profiler's\n"
+	  "own costs, on stderr",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "quiet", 'q', NULL, set_flag, "print only errors", NULL, NULL, OPTGROUP_MAIN },
+	{ "help", 'h', NULL, set_help, "this help", NULL, NULL, OPTGROUP_MAIN },
+	{ "version", 'V', NULL, set_version, "the version", NULL, NULL, OPTGROUP_MAIN },
+	{ "push", OPT_PUSH, "URL", set_push,
+	  "send each capture to the Pyroscope server at URL\n"
+	  "(http(s)://HOST:PORT, its /ingest API); without -o\n"
+	  "no local file is written",
+	  NULL, NULL, OPTGROUP_PUSH },
+	{ "app", OPT_APP, "NAME", set_push, "the application name (default: the executable's name)",
+	  NULL, NULL, OPTGROUP_PUSH },
+	{ "label", OPT_LABEL, "KEY=VALUE", set_push,
+	  "a label of the series (repeatable); hostname and pid\n"
+	  "are added unless given",
+	  NULL, NULL, OPTGROUP_PUSH },
+	{ "spool", OPT_SPOOL, "DIR", set_push,
+	  "where profiles wait until the server takes them\n"
+	  "(default $XDG_CACHE_HOME/cprof/spool, ~/.cache/cprof/spool,\n"
+	  "or /var/cache/cprof/spool for root without a home);\n"
+	  "the next run sends what is left",
+	  NULL, NULL, OPTGROUP_PUSH },
+	{ "spool-max", OPT_SPOOL_MAX, "BYTES", set_push,
+	  "the spool's cap, oldest dropped first (default 100M)", NULL, NULL, OPTGROUP_PUSH },
+	{ "push-timeout", OPT_PUSH_TIMEOUT, "DUR", set_push, "one request's limit (default 10s)",
+	  NULL, NULL, OPTGROUP_PUSH },
+	{ "tenant", OPT_TENANT, "ID", set_push, "X-Scope-OrgID (or CPROF_PUSH_TENANT)", NULL, NULL,
+	  OPTGROUP_PUSH },
+	{ "basic-auth", OPT_BASIC_AUTH, "USER:PASSWORD", set_push,
+	  "basic authentication; better from the environment:\n"
+	  "CPROF_PUSH_BASIC_AUTH",
+	  NULL, NULL, OPTGROUP_PUSH },
+	{ "bearer-token", OPT_BEARER_TOKEN, "TOKEN", set_push,
+	  "bearer authentication; better from the environment:\n"
+	  "CPROF_PUSH_BEARER_TOKEN",
+	  NULL, NULL, OPTGROUP_PUSH },
+};
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+_Static_assert(NROWS <= OPTABLE_ROWS_MAX, "optable.h: OPTABLE_ROWS_MAX");
+
+const struct optdef *optable_all(unsigned *n)
+{
+	*n = NROWS;
+	return rows;
+}
+
+const struct optdef *optable_find(int key)
+{
+	size_t i;
+
+	for (i = 0; i < NROWS; i++)
+		if (rows[i].key == key)
+			return &rows[i];
+	return NULL;
+}
+
+void optable_getopt(struct option *longs, char *shorts)
+{
+	size_t i, s = 0;
+
+	shorts[s++] = ':';
+	for (i = 0; i < NROWS; i++) {
+		longs[i].name = rows[i].name;
+		longs[i].has_arg = rows[i].arg ? required_argument : no_argument;
+		longs[i].flag = NULL;
+		longs[i].val = rows[i].key;
+		if (rows[i].key < 256) {
+			shorts[s++] = (char)rows[i].key;
+			if (rows[i].arg)
+				shorts[s++] = ':';
+		}
+	}
+	memset(&longs[NROWS], 0, sizeof(longs[NROWS]));
+	shorts[s] = 0;
+}
+
+/* The names of the kinds for which want(k) holds, as "a, b, c". */
+static void kinds_named(FILE *f, int (*want)(const struct kind *))
+{
+	const struct kind *k;
+	unsigned i, n, shown = 0;
+
+	k = kind_all(&n);
+	for (i = 0; i < n; i++)
+		if (want(&k[i]))
+			fprintf(f, "%s%s", shown++ ? ", " : "", k[i].name);
+}
+
+/* One row: its names, then its help from HELP_COL ("%K" its kinds). */
+static void usage_row(FILE *f, const struct optdef *d)
+{
+	const char *p = d->help;
+	int w;
+
+	if (d->key < 256)
+		w = fprintf(f, "  -%c, --%s", d->key, d->name);
+	else
+		w = fprintf(f, "      --%s", d->name);
+	if (d->arg)
+		w += fprintf(f, " %s", d->arg);
+	if (w >= HELP_COL)
+		fprintf(f, "\n%*s", HELP_COL, "");
+	else
+		fprintf(f, "%*s", HELP_COL - w, "");
+	for (; *p; p++) {
+		if (p[0] == '%' && p[1] == 'K' && d->kinds) {
+			kinds_named(f, d->kinds);
+			p++;
+		} else if (*p == '\n') {
+			fprintf(f, "\n%*s", HELP_COL, "");
+		} else {
+			fputc(*p, f);
+		}
+	}
+	fputc('\n', f);
+	if (d->more)
+		d->more(f);
+}
+
+static const char usage_head[] =
+	"usage: cprof-attach -p PID [-t TYPE] [-d DURATION] [-F HZ] [-o FILE] [options]\n"
+	"\n"
+	"Attach to a running process from outside (ptrace, or for cpu profiles the\n"
+	"kernel's perf events), sample its threads, detach, and write a pprof\n"
+	"profile (gzip-compressed profile.proto) that `go tool pprof` and `pprof`\n"
+	"read. The target keeps running throughout; no thread is left stopped,\n"
+	"whatever happens to cprof-attach.\n";
+
+static const char *const group_title[OPTGROUP_N] = {
+	[OPTGROUP_MAIN] = "options:",
+	[OPTGROUP_PUSH] = "pushing to Grafana Pyroscope (pprof only; see doc/fleet.md):",
+};
+
+static const char usage_tail[] =
+	"\n"
+	"Stop early with Ctrl-C (SIGINT) or SIGTERM: what was collected is written;\n"
+	"a second signal ends cprof-attach at once.\n"
+	"Files appear atomically: a temporary file is renamed into place.\n"
+	"\n"
+	"exit codes:\n"
+	"  0  success\n"
+	"  1  internal error (out of memory, ...)\n"
+	"  2  usage error: bad option or value, or --push without libcurl\n"
+	"  3  cannot attach: no such process, not permitted, already traced,\n"
+	"     a zombie, cprof-attach itself, or (heap types) no libcprof.so in it\n"
+	"  4  the target went away before anything was captured\n"
+	"  5  partial: the target exited or exec'd during a capture (what was\n"
+	"     captured was written), or a series ended early because it went away\n"
+	"  6  the profile could not be written\n"
+	"  7  --push: the captures succeeded but some profiles were not pushed (they\n"
+	"     wait in the spool, or were dropped)\n"
+	"  8  interrupted: a stop signal not obeyed within 1 s, a second one, or a\n"
+	"     read of the target's memory that did not return; this capture's\n"
+	"     profile is not written (never half-written)\n";
+
+void optable_usage(FILE *f)
+{
+	unsigned grp;
+	size_t i;
+
+	fputs(usage_head, f);
+	for (grp = 0; grp < OPTGROUP_N; grp++) {
+		fprintf(f, "\n%s\n", group_title[grp]);
+		for (i = 0; i < NROWS; i++)
+			if (rows[i].group == grp)
+				usage_row(f, &rows[i]);
+	}
+	fputs(usage_tail, f);
+}
+
+/* Edits from a to b (both at most 63 bytes considered), capped at 9. */
+static unsigned edits(const char *a, const char *b)
+{
+	unsigned prev[64], cur[64], i, j, la = (unsigned)strnlen(a, 63), lb = (unsigned)strnlen(b, 63);
+
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			unsigned sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			unsigned del = prev[j] + 1, ins = cur[j - 1] + 1;
+
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, sizeof(unsigned) * (lb + 1));
+	}
+	return prev[lb] > 9 ? 9 : prev[lb];
+}
+
+const char *optable_suggest(const char *word)
+{
+	char w[64];
+	const char *best = NULL;
+	unsigned bestd = 3, d;
+	size_t i, n;
+
+	while (*word == '-')
+		word++;
+	n = strcspn(word, "=");
+	if (n < 2 || n >= sizeof(w))
+		return NULL;
+	memcpy(w, word, n);
+	w[n] = 0;
+	for (i = 0; i < NROWS; i++) {
+		d = edits(w, rows[i].name);
+		/* A short name is not "near" what it shares two letters with. */
+		if (d < bestd && d * 3 <= strlen(rows[i].name)) {
+			bestd = d;
+			best = rows[i].name;
+		}
+	}
+	return best;
+}
