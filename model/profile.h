@@ -36,6 +36,9 @@
 #define PROFILE_MAX_SAMPLES (1u << 22)
 #define PROFILE_MAX_COMMENTS 64
 
+/* The mapping that holds kernel frames, named as perf names it (pprof -focus/-ignore reach it). */
+#define PROFILE_KERNEL_MAPPING "[kernel.kallsyms]"
+
 struct profile;
 
 /* A label as the caller supplies it: key with either str or num. */

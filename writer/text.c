@@ -167,7 +167,7 @@ static int kernel_nameonly(const struct profile *p, const struct profile_locatio
 {
 	const struct profile_mapping *m = profile_mapping(p, loc->mapping_id);
 
-	return !loc->address && m && !strcmp(profile_string(p, m->filename), "[kernel.kallsyms]");
+	return !loc->address && m && !strcmp(profile_string(p, m->filename), PROFILE_KERNEL_MAPPING);
 }
 
 /* " 0xADDR..." then the "#" frame lines and a blank line, as Go prints a record. */

@@ -328,7 +328,7 @@ static uint64_t recorder_kernel_location(struct recorder *r, const char *name)
 		return id;
 	if (!r->kernel_map) {
 		memset(&m, 0, sizeof(m));
-		m.filename = "[kernel.kallsyms]";
+		m.filename = PROFILE_KERNEL_MAPPING;
 		m.has_functions = 1;
 		r->kernel_map = profile_add_mapping(r->prof, &m);
 		if (!r->kernel_map)
