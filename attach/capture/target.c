@@ -73,6 +73,31 @@ static void read_comm(pid_t pid, char *out, size_t cap)
 		out[n - 1] = 0;
 }
 
+#define PF_KTHREAD_FLAG 0x00200000u /* include/linux/sched.h: PF_KTHREAD */
+
+/*
+ * Whether pid is a kernel thread: "Kthread: 1" in its status (Linux 6.0
+ * and later), else PF_KTHREAD in its stat's flags (the 9th field).
+ */
+static int kernel_thread(pid_t pid, const char *status)
+{
+	char v[16], p[64], stat[1024], *c;
+	unsigned long flags;
+	int i;
+
+	if (status_field(status, "Kthread", v, sizeof(v)) == 0)
+		return v[0] == '1';
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	if (proc_read(p, stat, sizeof(stat)) <= 0 || !(c = strrchr(stat, ')')))
+		return 0;
+	for (i = 0; i < 7 && c; i++)
+		c = strchr(c + 1, ' ');
+	if (!c)
+		return 0;
+	flags = strtoul(c + 1, NULL, 10);
+	return !!(flags & PF_KTHREAD_FLAG);
+}
+
 static int target_read(struct target *t, pid_t pid, pid_t *tgid)
 {
 	char text[4096], v[64], p[64];
@@ -88,6 +113,7 @@ static int target_read(struct target *t, pid_t pid, pid_t *tgid)
 	*tgid = status_field(text, "Tgid", v, sizeof(v)) == 0 ? (pid_t)atoi(v) : pid;
 	t->tracer = status_field(text, "TracerPid", v, sizeof(v)) == 0 ? (pid_t)atoi(v) : 0;
 	t->uid = status_field(text, "Uid", v, sizeof(v)) == 0 ? (uid_t)strtoul(v, NULL, 10) : 0;
+	t->kthread = kernel_thread(pid, text);
 	return 0;
 }
 
@@ -114,6 +140,10 @@ int target_check(struct target *t, pid_t pid)
 		return error("cannot attach to %d (%s): the process is a zombie (it has exited "
 			     "and waits for its parent to reap it)",
 			     (int)t->pid, t->comm);
+	if (t->kthread)
+		return error("cannot attach to %d (%s): a kernel thread has no user stack to "
+			     "profile (its kernel stack: cat /proc/%d/stack)",
+			     (int)t->pid, t->comm, (int)t->pid);
 	if (t->tracer == getpid())
 		return error("cannot attach to %d (%s): cprof-attach already traces it",
 			     (int)t->pid, t->comm);

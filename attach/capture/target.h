@@ -19,6 +19,7 @@ struct target {
 	char state;      /* 'R', 'S', 'Z', ... */
 	pid_t tracer;    /* TracerPid, 0 when none */
 	uid_t uid;       /* real uid */
+	int kthread;     /* a kernel thread: nothing in user space to profile */
 };
 
 /*

@@ -212,13 +212,25 @@ static int set_group_by(struct options *o, struct given *g, const struct optdef 
 	return 0;
 }
 
+/* --top[=N]: N functions, 1..OPT_MAX_TOP, default OPT_TOP_N. */
+static int set_top(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	uint64_t v = OPT_TOP_N;
+
+	(void)g, (void)d;
+	if (arg && parse_uint(arg, 1, OPT_MAX_TOP, 0, &v) < 0)
+		return error("invalid --top \"%s\": expected a number of functions from 1 to %u",
+			     arg, OPT_MAX_TOP);
+	o->top = (unsigned)v;
+	return 0;
+}
+
 /* A flag: the int field of struct options the row names. */
 static int set_flag(struct options *o, struct given *g, const struct optdef *d, const char *arg)
 {
 	(void)g, (void)arg;
 	switch (d->key) {
 	case OPT_STATS: o->stats = 1; break;
-	case OPT_TOP: o->top = 1; break;
 	case OPT_CHILDREN: o->children = 1; break;
 	case OPT_NO_LINES: o->no_lines = 1; break;
 	case OPT_NO_LINE_CACHE: o->no_line_cache = 1; break;
@@ -375,6 +387,7 @@ static const struct optdef rows[] = {
 	  takes_sampler, more_samplers, OPTGROUP_MAIN },
 	{ "output", 'o', "FILE", set_output,
 	  "where to write the profile; - for standard output\n"
+	  "(not a pprof profile to a terminal)\n"
 	  "(default: cprof-PID-TYPE-YYYYmmddTHHMMSSZ.pb.gz here,\n"
 	  "its name printed on stderr); FILE may hold %p (pid),\n"
 	  "%t (UTC start, YYYYmmddTHHMMSSZ), %n (capture number,\n"
@@ -396,9 +409,11 @@ static const struct optdef rows[] = {
 	  "kernel_stacks; --push: push, and push_reason when\n"
 	  "dropped)",
 	  NULL, NULL, OPTGROUP_MAIN },
-	{ "top", OPT_TOP, NULL, set_flag,
-	  "print the top functions after a capture even when\n"
-	  "stderr is not a terminal (on a terminal they are)",
+	{ "top", OPT_TOP, "[N]", set_top,
+	  "print the N (default 10) top functions after each\n"
+	  "capture, on stdout (stderr when stdout has the profile\n"
+	  "or the --summary lines), with -q too; without it they\n"
+	  "are printed when stderr is a terminal and -q is not given",
 	  NULL, NULL, OPTGROUP_MAIN },
 	{ "stack-size", OPT_STACK, "BYTES", set_stack,
 	  "stack bytes copied per sample, 4K..1M (default 64K);\n"
@@ -499,12 +514,15 @@ void optable_getopt(struct option *longs, char *shorts)
 	shorts[s++] = ':';
 	for (i = 0; i < NROWS; i++) {
 		longs[i].name = rows[i].name;
-		longs[i].has_arg = rows[i].arg ? required_argument : no_argument;
+		longs[i].has_arg = !rows[i].arg ? no_argument
+				   : rows[i].arg[0] == '[' ? optional_argument : required_argument;
 		longs[i].flag = NULL;
 		longs[i].val = rows[i].key;
 		if (rows[i].key < 256) {
 			shorts[s++] = (char)rows[i].key;
 			if (rows[i].arg)
+				shorts[s++] = ':';
+			if (rows[i].arg && rows[i].arg[0] == '[')
 				shorts[s++] = ':';
 		}
 	}
@@ -534,7 +552,9 @@ static void usage_row(FILE *f, const struct optdef *d)
 		w = fprintf(f, "  -%c, --%s", d->key, d->name);
 	else
 		w = fprintf(f, "      --%s", d->name);
-	if (d->arg)
+	if (d->arg && d->arg[0] == '[') /* an optional value: --top[=N] */
+		w += fprintf(f, "[=%.*s]", (int)strlen(d->arg) - 2, d->arg + 1);
+	else if (d->arg)
 		w += fprintf(f, " %s", d->arg);
 	if (w >= HELP_COL)
 		fprintf(f, "\n%*s", HELP_COL, "");
@@ -580,7 +600,8 @@ static const char usage_tail[] =
 	"  1  internal error (out of memory, ...)\n"
 	"  2  usage error: bad option or value, or --push without libcurl\n"
 	"  3  cannot attach: no such process, not permitted, already traced,\n"
-	"     a zombie, cprof-attach itself, or (heap types) no libcprof.so in it\n"
+	"     a zombie, a kernel thread, cprof-attach itself, or (heap types) no\n"
+	"     libcprof.so in it\n"
 	"  4  the target went away before anything was captured\n"
 	"  5  partial: the target exited or exec'd during a capture (what was\n"
 	"     captured was written), or a series ended early because it went away\n"

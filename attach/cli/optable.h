@@ -33,7 +33,7 @@ enum optgroup { OPTGROUP_MAIN, OPTGROUP_PUSH, OPTGROUP_N };
 struct optdef {
 	const char *name;  /* the long name, without "--" */
 	int key;           /* its short letter, or a number past 255 for long-only */
-	const char *arg;   /* the value's name in --help; NULL for a flag */
+	const char *arg;   /* the value's name in --help; NULL for a flag, "[N]" for an optional one */
 	int (*set)(struct options *o, struct given *g, const struct optdef *d, const char *arg);
 	const char *help;  /* lines split at \n; "%K" is the kinds it applies to */
 	int (*kinds)(const struct kind *k); /* for "%K", or NULL */
@@ -50,7 +50,7 @@ const struct optdef *optable_find(int key);
 /*
  * getopt_long's tables from the rows: longs (n + 1 entries, the last
  * zeroed) and shorts (":" then each letter, with ":" after one that takes
- * a value; room for 2 + 2 * n + 1 bytes).
+ * a value, "::" an optional one; room for 1 + 3 * n + 1 bytes).
  */
 void optable_getopt(struct option *longs, char *shorts);
 

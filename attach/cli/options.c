@@ -126,6 +126,11 @@ static int options_check(struct options *o, const struct given *g)
 	if (o->group_by[0] && !(o->format->bit & (FORMAT_FOLDED | FORMAT_SVG)))
 		return error("--group-by applies to --format folded and svg (pprof keeps the "
 			     "labels: go tool pprof -tagroot KEY)");
+	/* Binary on a terminal is noise, and can drive it (curl refuses it too). */
+	if (o->output && !strcmp(o->output, "-") && o->format->bit == FORMAT_PPROF &&
+	    isatty(STDOUT_FILENO))
+		return error("not writing a gzip-compressed profile to a terminal: pipe it, give "
+			     "-o FILE, or read it with --format dump, folded or text");
 	if (!(o->kind->formats & o->format->bit))
 		return error("format \"%s\" is not available for %s profiles (see --help)",
 			     o->format->name, o->kind->name);
@@ -165,7 +170,7 @@ static int options_check(struct options *o, const struct given *g)
 int options_parse(struct options *o, int argc, char **argv)
 {
 	struct option longs[OPTABLE_ROWS_MAX + 1];
-	char shorts[2 + 2 * OPTABLE_ROWS_MAX + 1];
+	char shorts[1 + 3 * OPTABLE_ROWS_MAX + 1];
 	const struct optdef *d;
 	const char *near;
 	struct given g = { 0 };

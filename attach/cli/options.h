@@ -26,6 +26,8 @@
 #define OPT_MAX_HZ 10000u
 #define OPT_MIN_STACK 4096u
 #define OPT_MAX_STACK (1u << 20)
+#define OPT_TOP_N 10u     /* --top's functions, and those shown on a terminal */
+#define OPT_MAX_TOP 1000u
 
 struct format;
 struct kind;
@@ -44,7 +46,7 @@ struct options {
 	uint64_t every_ns;        /* --every: start a capture this often; 0: once */
 	unsigned count;           /* --count: captures to take; 0: until interrupted */
 	int summary_json;         /* --summary json */
-	int top;                  /* --top: print the top functions even off a terminal */
+	unsigned top;             /* --top[=N]: print N top functions whatever the output; 0: not given */
 	int children;             /* --children: the process and its descendants, one profile */
 	enum sampler_wish sampler; /* --sampler: auto (default), perf or ptrace */
 	int stack_given;          /* --stack-size was given */

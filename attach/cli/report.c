@@ -23,6 +23,9 @@
 
 #define JSON_MAX_KEYS 64 /* label keys listed; a program may invent more, which are cut */
 
+/* "sample" or "samples", "process" or "processes": the noun for a count of n. */
+#define PLURAL(n, word) ((n) == 1 ? word : !strcmp(word, "process") ? "processes" : word "s")
+
 void report_written(const struct options *o, const struct capture_report *rep, const char *path,
 		    const struct profile *prof)
 {
@@ -34,19 +37,24 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 	if (rep->stop_signal)
 		note("stopped early by %s", strsignal(rep->stop_signal));
 	if ((rep->ptrace || rep->perf) && rep->processes)
-		note("wrote %s: %llu samples from %llu threads in %llu processes over %.2fs", where,
-		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
-		     (unsigned long long)rep->processes, (double)rep->duration_ns / 1e9);
+		note("wrote %s: %llu %s from %llu %s in %llu %s over %.2f s", where,
+		     (unsigned long long)rep->samples, PLURAL(rep->samples, "sample"),
+		     (unsigned long long)rep->threads, PLURAL(rep->threads, "thread"),
+		     (unsigned long long)rep->processes, PLURAL(rep->processes, "process"),
+		     (double)rep->duration_ns / 1e9);
 	else if (rep->ptrace || rep->perf)
-		note("wrote %s: %llu samples from %llu threads over %.2fs", where,
-		     (unsigned long long)rep->samples, (unsigned long long)rep->threads,
+		note("wrote %s: %llu %s from %llu %s over %.2f s", where,
+		     (unsigned long long)rep->samples, PLURAL(rep->samples, "sample"),
+		     (unsigned long long)rep->threads, PLURAL(rep->threads, "thread"),
 		     (double)rep->duration_ns / 1e9);
 	else if (rep->processes)
-		note("wrote %s: %llu stacks from %llu processes%s", where,
-		     (unsigned long long)rep->samples, (unsigned long long)rep->processes,
+		note("wrote %s: %llu %s from %llu %s%s", where, (unsigned long long)rep->samples,
+		     PLURAL(rep->samples, "stack"), (unsigned long long)rep->processes,
+		     PLURAL(rep->processes, "process"),
 		     o->duration_given ? ", the change over the window" : "");
 	else
-		note("wrote %s: %llu stacks%s", where, (unsigned long long)rep->samples,
+		note("wrote %s: %llu %s%s", where, (unsigned long long)rep->samples,
+		     PLURAL(rep->samples, "stack"),
 		     o->duration_given ? ", the change over the window" : "");
 	/* Collapsed stacks carry bare numbers: say what they count. */
 	if (prof && o->format->bit == FORMAT_FOLDED) {
@@ -226,13 +234,19 @@ void report_stats(const struct capture_report *r)
 			"capture was stopped by a signal\n", (unsigned long long)r->rec.not_unwound);
 }
 
-void report_top(const struct profile *prof, unsigned n)
+int report_top_fd(const struct options *o)
+{
+	return (o->output && !strcmp(o->output, "-")) || o->summary_json ? STDERR_FILENO
+									  : STDOUT_FILENO;
+}
+
+void report_top(const struct profile *prof, unsigned n, int fd)
 {
 	struct buf b;
 
 	buf_init(&b, 1 << 20);
 	if (top_write(prof, top_default_value(prof), n, &b) == 0 && b.len &&
-	    write(STDERR_FILENO, b.data, b.len) < 0) {
+	    write(fd, b.data, b.len) < 0) {
 		/* stderr is gone; nothing to do */
 	}
 	buf_release(&b);

@@ -29,8 +29,11 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 /* The --stats lines. */
 void report_stats(const struct capture_report *rep);
 
-/* The top functions (pprof -top style) on stderr. */
-void report_top(const struct profile *prof, unsigned n);
+/* The n top functions (pprof -top style) on fd. */
+void report_top(const struct profile *prof, unsigned n, int fd);
+
+/* Where --top prints: stdout, unless the profile or the --summary lines go there. */
+int report_top_fd(const struct options *o);
 
 /*
  * The capture's JSON object without its closing "}\n" into b: path (NULL:

@@ -24,7 +24,6 @@
 #include "common/watchdog.h"
 #include "model/profile.h"
 
-#define TOP_N 10
 #define SERIES_MARGIN_NS 1000000000ull /* a capture may end this late (or half an interval) */
 #define SERIES_PUSH_GRACE_MS 500 /* after a stop signal, the last pushes: the spool keeps them */
 
@@ -127,8 +126,10 @@ static int series_one(const struct options *o, const struct target *t, struct de
 		code = EXIT_PARTIAL;
 	}
 	report_written(o, rep, path, prof);
-	if (!o->quiet && o->format->bit == FORMAT_PPROF && (o->top || isatty(STDERR_FILENO)))
-		report_top(prof, TOP_N);
+	if (o->top)
+		report_top(prof, o->top, report_top_fd(o));
+	else if (!o->quiet && isatty(STDERR_FILENO))
+		report_top(prof, OPT_TOP_N, STDERR_FILENO);
 done:
 	if (push && enc.len) {
 		/* The line is printed by push once the profile is pushed, spooled or dropped. */

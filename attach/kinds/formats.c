@@ -41,8 +41,8 @@ static int write_dump(const struct profile *p, const struct write_info *w, struc
 	char title[256], when[64];
 
 	utc(w->start_real_ns, when, sizeof(when));
-	snprintf(title, sizeof(title), "Threads of %d (%s) at %s: %llu threads", (int)w->pid,
-		 w->comm, when, (unsigned long long)w->samples);
+	snprintf(title, sizeof(title), "Threads of %d (%s) at %s: %llu thread%s", (int)w->pid,
+		 w->comm, when, (unsigned long long)w->samples, w->samples == 1 ? "" : "s");
 	return text_write_dump(p, title, b);
 }
 

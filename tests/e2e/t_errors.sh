@@ -40,6 +40,19 @@ expect 2 'unknown option "--frequncy" \(did you mean --frequency\?' -p "$tp" --f
 expect 2 'option "--count" needs a value' -p "$tp" --every 2s --count
 expect 2 'needs a value' -p
 expect 3 'cannot attach to 2147483000: no such process' -p 2147483000 -d 1s
+# A kernel thread has nothing in user space (pid 2 outside a pid namespace).
+kt=$(grep -l '^Kthread:[[:space:]]*1' /proc/[0-9]*/status 2>/dev/null | head -1 | cut -d/ -f3)
+if [ -n "$kt" ]; then
+	expect 3 "cannot attach to $kt .*a kernel thread" -p "$kt" -d 1s
+else
+	echo "no kernel thread visible here (a pid namespace, or a kernel before 6.0): not checked"
+fi
+# A binary profile is not written to a terminal (script(1) gives it one).
+if command -v script >/dev/null; then
+	script -qec "'$ATTACH' -p $tp -d 1s -o -; echo rc=\$?" /dev/null >"$WORK/tty.out" 2>&1
+	check "-o - on a terminal: refused, exit 2 ($(tr -d '\r' <"$WORK/tty.out" | tr '\n' ' '))" \
+		sh -c "grep -q 'not writing a gzip-compressed profile to a terminal' '$WORK/tty.out' && grep -q 'rc=2' '$WORK/tty.out'"
+fi
 # A bare number of seconds, as sleep and timeout read it.
 "$ATTACH" -p "$tp" -d 1 -o "$WORK/bare.pb.gz" -q --summary json >"$WORK/bare.json" 2>"$WORK/bare.err"
 check "-d 1 is one second (exit $?, $(grep -o '"duration_s":[0-9.]*' "$WORK/bare.json"))" \

@@ -72,10 +72,17 @@ fi
 "$ATTACH" -p "$tp" -t threads --every 1100ms --count 2 -o "$WORK/out2-%t.pb.gz" -q
 check "%t names captures by UTC time" [ "$(ls "$WORK" | grep -cE '^out2-[0-9]{8}T[0-9]{6}Z\.pb\.gz$')" = 2 ]
 
-# --top prints the top functions on stderr even off a terminal.
-"$ATTACH" -p "$tp" -d 500ms -o "$WORK/top.pb.gz" --top 2>"$WORK/top.err"
-check "--top prints the top table" grep -q 'flat  flat%' "$WORK/top.err"
-check "--top lists the hot function" grep -q 'spin_forever' "$WORK/top.err"
+# --top prints the top functions on stdout, off a terminal and with -q
+# too, for every format; on stderr where stdout has the profile.
+"$ATTACH" -p "$tp" -d 500ms -o "$WORK/top.pb.gz" --top >"$WORK/top.out" 2>"$WORK/top.err"
+check "--top prints the top table" grep -q 'flat  flat%' "$WORK/top.out"
+check "--top lists the hot function" grep -q 'spin_forever' "$WORK/top.out"
+"$ATTACH" -p "$tp" -d 300ms -o "$WORK/top.folded" --format folded -q --top=3 >"$WORK/top3.out" 2>&1
+n3=$(grep -v 'flat%' "$WORK/top3.out" | grep -c '%')
+check "--top=3 -q --format folded: three functions ($n3)" [ "$n3" = 3 ]
+"$ATTACH" -p "$tp" -d 300ms -o - --top >"$WORK/topo.pb.gz" 2>"$WORK/topo.err"
+check "--top -o -: the table on stderr, the profile alone on stdout" \
+	sh -c "grep -q 'flat  flat%' '$WORK/topo.err' && gzip -t '$WORK/topo.pb.gz'"
 "$ATTACH" -p "$tp" -d 300ms -o "$WORK/notop.pb.gz" 2>"$WORK/notop.err"
 check "no top table when stderr is not a terminal" sh -c "! grep -q 'flat  flat%' '$WORK/notop.err'"
 

@@ -19,7 +19,7 @@ names_of() { # PROFILE: functions of manyfn-stripped with flat >= 3%
 
 for run in 1 2; do
 	start_target manyfn-stripped
-	"$ATTACH" -p "$TPID" -d 3s -o "$WORK/run$run.pb.gz" --top 2>"$WORK/top$run.txt" ||
+	"$ATTACH" -p "$TPID" -d 3s -o "$WORK/run$run.pb.gz" --top >"$WORK/top$run.txt" ||
 		fail "run $run: capture failed"
 	names_of "$WORK/run$run.pb.gz" >"$WORK/names$run.txt"
 	"$ATTACH" -p "$TPID" -d 1s --format folded -o "$WORK/run$run.folded" -q

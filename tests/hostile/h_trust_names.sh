@@ -28,7 +28,7 @@ no_ctl() {
 bounded top 20 200 -p "$TPID" -d 1s --top --stats -o "$WORK/cpu.pb.gz"
 no_ctl "--top --stats" "$WORK/top.stdout" "$WORK/top.stderr"
 check "--top names the spinning function, escaped" \
-	grep -qF 'evil\x1b[31mspin' "$WORK/top.stderr"
+	grep -qF 'evil\x1b[31mspin' "$WORK/top.stdout"
 
 # A thread dump on stdout, with its statistics.
 bounded dump 20 200 -p "$TPID" -t threads --format dump --stats -o -
