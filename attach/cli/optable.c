@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attach/cli/commands.h"
 #include "attach/cli/optable.h"
+#include "attach/cli/optkeys.h"
 #include "attach/cli/options.h"
 #include "attach/kinds/formats.h"
 #include "attach/kinds/kinds.h"
@@ -21,12 +23,6 @@
 
 #define HELP_COL 25 /* where help text starts on a row's line */
 
-enum {
-	OPT_STACK = 256, OPT_STATS, OPT_FORMAT, OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_TOP,
-	OPT_CHILDREN, OPT_NO_LINES, OPT_NO_LINE_CACHE, OPT_NO_KERNEL, OPT_LINES, OPT_SAMPLER,
-	OPT_GROUP_BY, OPT_PUSH, OPT_APP, OPT_LABEL, OPT_SPOOL, OPT_SPOOL_MAX, OPT_PUSH_TIMEOUT,
-	OPT_TENANT, OPT_BASIC_AUTH, OPT_BEARER_TOKEN,
-};
 
 static const char *const sampler_names[] = {
 	[SAMPLER_AUTO] = "auto", [SAMPLER_PERF] = "perf", [SAMPLER_PTRACE] = "ptrace",
@@ -243,8 +239,8 @@ static int set_flag(struct options *o, struct given *g, const struct optdef *d, 
 
 static int set_help(struct options *o, struct given *g, const struct optdef *d, const char *arg)
 {
-	(void)o, (void)g, (void)d, (void)arg;
-	optable_usage(stdout);
+	(void)g, (void)d, (void)arg;
+	optable_usage(stdout, o->command, o->command_given);
 	return 1;
 }
 
@@ -575,15 +571,6 @@ static void usage_row(FILE *f, const struct optdef *d)
 		d->more(f);
 }
 
-static const char usage_head[] =
-	"usage: cprof-attach -p PID [-t TYPE] [-d DURATION] [-F HZ] [-o FILE] [options]\n"
-	"\n"
-	"Attach to a running process from outside (ptrace, or for cpu profiles the\n"
-	"kernel's perf events), sample its threads, detach, and write a pprof\n"
-	"profile (gzip-compressed profile.proto) that `go tool pprof` and `pprof`\n"
-	"read. The target keeps running throughout; no thread is left stopped,\n"
-	"whatever happens to cprof-attach.\n";
-
 static const char *const group_title[OPTGROUP_N] = {
 	[OPTGROUP_MAIN] = "options:",
 	[OPTGROUP_PUSH] = "pushing to Grafana Pyroscope (pprof only; see doc/fleet.md):",
@@ -612,17 +599,24 @@ static const char usage_tail[] =
 	"     read of the target's memory that did not return; this capture's\n"
 	"     profile is not written (never half-written)\n";
 
-void optable_usage(FILE *f)
+void optable_usage(FILE *f, const struct command *c, int named)
 {
 	unsigned grp;
 	size_t i;
 
-	fputs(usage_head, f);
+	fprintf(f, "usage: cprof-attach %s\n\n%s\n", c->usage, c->summary);
+	if (!named)
+		commands_list(f);
 	for (grp = 0; grp < OPTGROUP_N; grp++) {
-		fprintf(f, "\n%s\n", group_title[grp]);
-		for (i = 0; i < NROWS; i++)
-			if (rows[i].group == grp)
-				usage_row(f, &rows[i]);
+		unsigned shown = 0;
+
+		for (i = 0; i < NROWS; i++) {
+			if (rows[i].group != grp || !commands_takes(c, rows[i].key))
+				continue;
+			if (!shown++)
+				fprintf(f, "\n%s\n", group_title[grp]);
+			usage_row(f, &rows[i]);
+		}
 	}
 	fputs(usage_tail, f);
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <getopt.h>
 
+struct command;
 struct kind;
 struct options;
 
@@ -54,8 +55,11 @@ const struct optdef *optable_find(int key);
  */
 void optable_getopt(struct option *longs, char *shorts);
 
-/* The full --help. */
-void optable_usage(FILE *f);
+/*
+ * The --help of command c: its usage and summary, the commands when none
+ * was named, the options it takes, the exit codes.
+ */
+void optable_usage(FILE *f, const struct command *c, int named);
 
 /*
  * The option nearest to a mistyped word ("--frequncy", "-frequency"):

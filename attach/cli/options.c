@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attach/kinds/kinds.h"
+#include "attach/cli/commands.h"
 #include "attach/cli/options.h"
 #include "attach/cli/optable.h"
 #include "attach/kinds/formats.h"
@@ -182,6 +183,17 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->kind = kind_find("cpu");
 	o->stack_cap = 64 * 1024;
 	o->format = format_find("pprof");
+	o->command = commands_default();
+	/* A first word that is not an option names the command: dump -p PID. */
+	if (argc > 1 && argv[1][0] != '-') {
+		if (!(o->command = commands_find(argv[1])))
+			return error("unknown command \"%s\" (see --help for the commands)", argv[1]);
+		o->command_given = 1;
+		argc--;
+		argv++;
+	}
+	if (o->command->preset)
+		o->command->preset(o);
 	optable_getopt(longs, shorts);
 	opterr = 0;
 	optind = 1;
@@ -200,6 +212,9 @@ int options_parse(struct options *o, int argc, char **argv)
 					     argv[optind - 1], near);
 			return error("unknown option \"%s\" (see --help)", argv[optind - 1]);
 		}
+		if (!commands_takes(o->command, c))
+			return error("%s does not take --%s (see cprof-attach %s --help)",
+				     o->command->name, d->name, o->command->name);
 		if ((r = d->set(o, &g, d, optarg)) != 0)
 			return r;
 	}

@@ -29,10 +29,13 @@
 #define OPT_TOP_N 10u     /* --top's functions, and those shown on a terminal */
 #define OPT_MAX_TOP 1000u
 
+struct command;
 struct format;
 struct kind;
 
 struct options {
+	const struct command *command; /* record unless another was named */
+	int command_given;        /* a command was named on the line */
 	pid_t pid;
 	uint64_t duration_ns;     /* default 30 s */
 	int duration_given;       /* -d was on the command line */

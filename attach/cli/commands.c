@@ -1,0 +1,81 @@
+/*
+ * commands.c — the rows of cprof-attach's commands (commands.h). A new
+ * command is a row here: the defaults it sets and the options it refuses;
+ * the capture it runs is the one every command runs.
+ */
+#include <string.h>
+
+#include "attach/cli/commands.h"
+#include "attach/cli/options.h"
+#include "attach/kinds/formats.h"
+#include "attach/kinds/kinds.h"
+
+/* Keys of optable.c's long-only rows that commands name. */
+#include "attach/cli/optkeys.h"
+
+static void preset_dump(struct options *o)
+{
+	o->kind = kind_find("threads");
+	o->format = format_find("dump");
+	o->output = "-";
+}
+
+/* One snapshot, never pushed: no type, window, rate, sampler, series or push. */
+static const int dump_refuses[] = {
+	't', 'd', 'F', OPT_SAMPLER, OPT_EVERY, OPT_COUNT, OPT_PUSH, OPT_APP, OPT_LABEL, OPT_SPOOL,
+	OPT_SPOOL_MAX, OPT_PUSH_TIMEOUT, OPT_TENANT, OPT_BASIC_AUTH, OPT_BEARER_TOKEN, 0,
+};
+
+static const struct command rows[] = {
+	{ "record", "[record] -p PID [-t TYPE] [-d DURATION] [-F HZ] [-o FILE] [options]",
+	  "sample a process for a while, write a profile (the default)",
+	  "Attach to a running process from outside (ptrace, or for cpu profiles the\n"
+	  "kernel's perf events), sample its threads, detach, and write a pprof\n"
+	  "profile (gzip-compressed profile.proto) that `go tool pprof` and `pprof`\n"
+	  "read. The target keeps running throughout; no thread is left stopped,\n"
+	  "whatever happens to cprof-attach. The default command.",
+	  NULL, NULL },
+	{ "dump", "dump -p PID [options]",
+	  "every thread's stack now, for people, on standard output",
+	  "Every thread's stack now, for people, on standard output: what each\n"
+	  "thread is doing (its state, the call it sleeps in, its user and, as root,\n"
+	  "kernel frames). The same as record -t threads --format dump -o -; -o FILE\n"
+	  "writes it to a file, --format pprof|folded|svg|text another form.",
+	  preset_dump, dump_refuses },
+};
+
+#define NCMDS (sizeof(rows) / sizeof(rows[0]))
+
+const struct command *commands_default(void)
+{
+	return &rows[0];
+}
+
+const struct command *commands_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCMDS; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+int commands_takes(const struct command *c, int key)
+{
+	const int *k;
+
+	for (k = c->refuses; k && *k; k++)
+		if (*k == key)
+			return 0;
+	return 1;
+}
+
+void commands_list(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "\ncommands (cprof-attach COMMAND --help for each):\n");
+	for (i = 0; i < NCMDS; i++)
+		fprintf(f, "  %-8s %s\n", rows[i].name, rows[i].brief);
+}

@@ -1,0 +1,40 @@
+#ifndef CPROF_COMMANDS_H
+#define CPROF_COMMANDS_H
+/*
+ * commands — what a user does, each a row: its name, its line of usage,
+ * what it is for, the defaults it sets before the options are read, and
+ * the options it does not take. `cprof-attach -p PID ...` with no command
+ * is `record`, exactly as before commands existed.
+ *
+ * Invariants:
+ *  - a command only presets options a user could give by hand: it adds no
+ *    behaviour of its own, so `dump -p PID` is `-t threads --format dump
+ *    -o - -p PID`, byte for byte;
+ *  - an option a command refuses is a usage error naming both.
+ */
+#include <stdio.h>
+
+struct options;
+
+struct command {
+	const char *name;
+	const char *usage;   /* after "usage: cprof-attach " */
+	const char *brief;   /* one line, for the list of commands */
+	const char *summary; /* lines of what it does, for its --help */
+	void (*preset)(struct options *o);
+	const int *refuses;  /* option keys it does not take, 0-ended; NULL: none */
+};
+
+/* The default command, record. */
+const struct command *commands_default(void);
+
+/* The command called name, or NULL. */
+const struct command *commands_find(const char *name);
+
+/* Whether c takes the option whose key is key. */
+int commands_takes(const struct command *c, int key);
+
+/* The list of commands, for the top --help. */
+void commands_list(FILE *f);
+
+#endif
