@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attach/capture/permission.h"
 #include "attach/capture/target.h"
 #include "common/err.h"
 #include "common/exitcode.h"
@@ -158,7 +159,7 @@ int target_check(struct target *t, pid_t pid)
 int target_attach_error(const struct target *t, int e)
 {
 	struct target now;
-	char tracer[17];
+	char tracer[17], why[256];
 	pid_t tgid;
 
 	if (e == ESRCH)
@@ -170,14 +171,9 @@ int target_attach_error(const struct target *t, int e)
 			return error("cannot attach to %d (%s): already traced by pid %d (%s)",
 				     (int)t->pid, t->comm, (int)now.tracer, tracer);
 		}
-		if (t->uid != getuid() && getuid() != 0)
-			return error("cannot attach to %d (%s): not permitted: it belongs to uid %u; "
-				     "run as that user or with CAP_SYS_PTRACE",
-				     (int)t->pid, t->comm, (unsigned)t->uid);
-		return error("cannot attach to %d (%s): not permitted (check "
-			     "/proc/sys/kernel/yama/ptrace_scope: 0 lets a user trace their own "
-			     "processes; otherwise run with CAP_SYS_PTRACE)",
-			     (int)t->pid, t->comm);
+		permission_why(t->pid, t->uid, why, sizeof(why));
+		return error("cannot attach to %d (%s): not permitted: %s", (int)t->pid, t->comm,
+			     why);
 	}
 	errno = e;
 	return error_errno("cannot attach to %d (%s)", (int)t->pid, t->comm);

@@ -95,8 +95,14 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$ATTACH" -p "$tp" -d 1s -o /tmp/cprof-np.pb.gz \
 		2>"$WORK/err"
 	rc=$?
-	check "another user's process refused with exit 3 ($(cat "$WORK/err"))" \
-		sh -c "[ $rc = 3 ] && grep -q 'not permitted' '$WORK/err'"
+	check "another user's process refused with exit 3, naming its owner ($(cat "$WORK/err"))" \
+		sh -c "[ $rc = 3 ] && grep -q 'not permitted: it belongs to uid 0' '$WORK/err'"
+	# Root without CAP_SYS_PTRACE: the target holds capabilities it lacks (no Yama blamed).
+	setpriv --bounding-set=-sys_ptrace --inh-caps=-sys_ptrace "$ATTACH" -p "$tp" -d 1s \
+		--sampler ptrace -o "$WORK/np.pb.gz" 2>"$WORK/err"
+	rc=$?
+	check "root without CAP_SYS_PTRACE: the capabilities named ($(cat "$WORK/err"))" \
+		sh -c "[ $rc = 3 ] && grep -q 'holds capabilities cprof-attach lacks' '$WORK/err'"
 else
 	echo "skip: not root, cannot test another user's process"
 fi
