@@ -108,6 +108,43 @@ static size_t utf8_prefix(const char *s, size_t n, size_t k)
  * characters as fit less two and "..", else nothing — the same rule as
  * the script's fit(), so a label looks the same before and after a zoom.
  */
+/*
+ * A frame's value for people: a time or a size scaled to its unit (1.25 s,
+ * 340.50 ms, 3.40 MiB), anything else counted with its unit (2,000
+ * samples).
+ */
+static int put_value(struct svg *g, int64_t v)
+{
+	static const struct {
+		const char *unit;
+		double step[3];
+		const char *name[4];
+	} scales[] = {
+		{ "nanoseconds", { 1e3, 1e6, 1e9 }, { "ns", "us", "ms", "s" } },
+		{ "bytes", { 1024.0, 1048576.0, 1073741824.0 }, { "B", "KiB", "MiB", "GiB" } },
+	};
+	const char *u = g->unit.len ? (const char *)g->unit.data : "";
+	double a = v < 0 ? -(double)v : (double)v;
+	size_t i;
+	int k;
+	int r;
+
+	for (i = 0; i < sizeof(scales) / sizeof(scales[0]); i++) {
+		if (strcmp(u, scales[i].unit) != 0)
+			continue;
+		for (k = 3; k > 0 && a < scales[i].step[k - 1]; k--)
+			;
+		if (k == 0)
+			return buf_printf(g->out, "%" PRId64 " %s", v, scales[i].name[0]);
+		return buf_printf(g->out, "%.2f %s", (double)v / scales[i].step[k - 1],
+				  scales[i].name[k]);
+	}
+	r = put_count(g->out, v);
+	if (r == 0 && g->unit.len)
+		r = buf_printf(g->out, " %s", u);
+	return r;
+}
+
 static int put_label(struct svg *g, const char *s, size_t n, double w)
 {
 	double fit = (w - 6) / (FONT * FONT_W);
@@ -156,9 +193,7 @@ static int put_frame(struct svg *g, const struct folded_node *n)
 	if (r == 0)
 		r = buf_append(out, " (", 2);
 	if (r == 0)
-		r = put_count(out, n->total);
-	if (r == 0 && g->unit.len)
-		r = buf_printf(out, " %s", (const char *)g->unit.data);
+		r = put_value(g, n->total);
 	if (r == 0)
 		r = buf_printf(out, ", %.2f%%)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" "
 			       "height=\"%u\" fill=\"", 100.0 * (double)n->total / (double)g->total,

@@ -387,6 +387,21 @@ static void test_svg_frames(void **state)
 	assert_true(width_of(s, "<title>a (1,000 samples, 50.00%)") == 590.0);
 	assert_true(width_of(s, "<title>b&lt;int&gt;&amp;co (500") == 295.0);
 	assert_true(width_of(s, "<title>c (499") == 294.41);
+	/* Times and sizes for people: the same values in ns and in bytes. */
+	buf_release(&out);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(svg_write(p, 0, 0, NULL, "t", "nanoseconds", &out), 0);
+	assert_non_null(strstr((const char *)out.data, "<title>all (2.00 us, 100.00%)"));
+	assert_non_null(strstr((const char *)out.data, "<title>c (499 ns, "));
+	buf_release(&out);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(svg_write(p, 0, 0, NULL, "t", "bytes", &out), 0);
+	assert_non_null(strstr((const char *)out.data, "<title>all (1.95 KiB, 100.00%)"));
+	assert_non_null(strstr((const char *)out.data, "<title>c (499 B, "));
+	buf_release(&out);
+	buf_init(&out, 1 << 20);
+	assert_int_equal(svg_write(p, 0, 0, NULL, "t<&>\"'", "samples", &out), 0);
+	s = (const char *)out.data;
 	/* Siblings by name, left to right: b starts where a ends. */
 	assert_non_null(strstr(s, "data-x=\"1000\" data-v=\"500\" data-d=\"2\"><title>b&lt;"));
 	assert_non_null(strstr(s, "25.00%)</title><rect x=\"600.00\""));
