@@ -245,6 +245,87 @@ static int same_build_id(int fd, const char *want)
 	return same;
 }
 
+/*
+ * The user's own directories (--debug-dir), set once before any capture:
+ * host paths the user chose, opened with cprof's own credentials, each
+ * file still held to the object's build ID or its link's CRC.
+ */
+static const char *user_dirs[DEBUGFIND_DIRS_MAX];
+static size_t nuser_dirs;
+
+int debugfind_add_dir(const char *dir)
+{
+	if (nuser_dirs == DEBUGFIND_DIRS_MAX)
+		return -1;
+	user_dirs[nuser_dirs++] = dir;
+	return 0;
+}
+
+/* A candidate in the host's root, opened as cprof: a regular file that could be ELF. */
+static int open_host(const char *path)
+{
+	const char *why = NULL;
+	struct stat st;
+	int fd = troot_open(0, path, TROOT_FOLLOW, &why);
+
+	if (fd < 0) {
+		refused(path, why);
+		return -1;
+	}
+	if (fstat(fd, &st) == 0 && st.st_size >= 64)
+		return fd;
+	close(fd);
+	return -1;
+}
+
+/*
+ * In the user's directories: DIR/.build-id/xx/rest.debug and DIR/BASE.debug
+ * or DIR/BASE by build ID, then DIR/LINK by the link's CRC.
+ */
+static int open_user_dirs(const char *path, const char *build_id, const char *link,
+			  uint32_t want, enum debug_how *how)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	const char *base = slash ? slash + 1 : path, *why;
+	char cand[4200];
+	uint32_t crc;
+	size_t i;
+	int k, fd;
+
+	for (i = 0; i < nuser_dirs; i++) {
+		for (k = 0; build_id && k < 3; k++) {
+			if (k == 0)
+				snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug", user_dirs[i],
+					 build_id, build_id + 2);
+			else if (base && *base)
+				snprintf(cand, sizeof(cand), k == 1 ? "%s/%s.debug" : "%s/%s",
+					 user_dirs[i], base);
+			else
+				continue;
+			if ((fd = open_host(cand)) < 0)
+				continue;
+			if (same_build_id(fd, build_id)) {
+				*how = DEBUG_BUILD_ID;
+				return fd;
+			}
+			refused(cand, "its own build ID is not the object's");
+			close(fd);
+		}
+		if (!link)
+			continue;
+		snprintf(cand, sizeof(cand), "%s/%s", user_dirs[i], link);
+		if ((fd = open_host(cand)) < 0)
+			continue;
+		if (crc_of(fd, &crc, &why) == 0 && crc == want) {
+			*how = DEBUG_LINK;
+			return fd;
+		}
+		refused(cand, why ? why : "its CRC is not the one the debug link holds");
+		close(fd);
+	}
+	return -1;
+}
+
 int debugfind_open(pid_t pid, const char *path, const char *build_id,
 		   const struct elf_image *img, enum debug_how *how)
 {
@@ -253,8 +334,8 @@ int debugfind_open(pid_t pid, const char *path, const char *build_id,
 	char p[300];
 	uint64_t vaddr;
 	size_t len;
-	uint32_t crc;
-	int fd, z;
+	uint32_t crc = 0;
+	int fd, z, linked;
 
 	*how = DEBUG_NONE;
 	if (path)
@@ -271,13 +352,13 @@ int debugfind_open(pid_t pid, const char *path, const char *build_id,
 			close(fd);
 		}
 	}
-	if (img && path && elf_image_section(img, ".gnu_debuglink", &sec, &len, &vaddr, &z) == 0 &&
-	    !z && debugfind_parse_link(sec, len, &name, &crc) == 0) {
-		fd = open_link(pid, path, name, crc);
-		if (fd >= 0) {
-			*how = DEBUG_LINK;
-			return fd;
-		}
+	linked = img && path &&
+		 elf_image_section(img, ".gnu_debuglink", &sec, &len, &vaddr, &z) == 0 && !z &&
+		 debugfind_parse_link(sec, len, &name, &crc) == 0;
+	if (linked && (fd = open_link(pid, path, name, crc)) >= 0) {
+		*how = DEBUG_LINK;
+		return fd;
 	}
-	return -1;
+	return open_user_dirs(path, build_id && hex_ok(build_id) ? build_id : NULL,
+			      linked ? name : NULL, linked ? crc : 0, how);
 }

@@ -9,7 +9,8 @@
  *   2. by .gnu_debuglink: the name it holds, beside the object, in the
  *      object's directory's .debug/, and under /usr/lib/debug + the
  *      object's directory; a candidate counts only when its CRC-32 equals
- *      the one the link holds.
+ *      the one the link holds;
+ *   3. in the user's --debug-dir directories, on the host, by both.
  *
  * Each path is resolved inside the target's root with the target's
  * credentials (common/troot.h: a process in a container has its debug
@@ -56,6 +57,18 @@ enum debug_how {
 	DEBUG_MINI,      /* .gnu_debugdata (names only) */
 	DEBUG_DEBUGINFOD /* a debuginfod server, or its cache */
 };
+
+#define DEBUGFIND_DIRS_MAX 16 /* --debug-dir directories */
+
+/*
+ * Search dir too (--debug-dir), after the target's own places: by build
+ * ID (DIR/.build-id/xx/rest.debug, DIR/NAME.debug, DIR/NAME, each only
+ * with the object's build ID) and by debug link (DIR/LINK, CRC checked).
+ * A host path the user chose, opened with cprof's own credentials. Call
+ * before any capture; dir must outlive them. 0, or -1 when
+ * DEBUGFIND_DIRS_MAX are already set.
+ */
+int debugfind_add_dir(const char *dir);
 
 /* A word for how ("build-id", "debuglink"...), for notes and tests. */
 const char *debug_how_name(enum debug_how how);

@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "common/hurry.h"
 #include "common/watchdog.h"
+#include "unwind/debugfind.h"
 
 int main(int argc, char **argv)
 {
@@ -34,6 +35,8 @@ int main(int argc, char **argv)
 	if (r != 0)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 	err_set_quiet(o.quiet);
+	for (r = 0; r < (int)o.ndebug_dirs; r++)
+		debugfind_add_dir(o.debug_dirs[r]);
 	/* The start at a higher priority, where allowed, until sampling runs (hurry.h). */
 	hurry_begin();
 	/*

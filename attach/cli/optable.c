@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attach/cli/commands.h"
 #include "attach/cli/optable.h"
@@ -221,6 +222,21 @@ static int set_top(struct options *o, struct given *g, const struct optdef *d, c
 	return 0;
 }
 
+/* --debug-dir DIR, repeatable: an existing directory. */
+static int set_debug_dir(struct options *o, struct given *g, const struct optdef *d,
+			 const char *arg)
+{
+	struct stat st;
+
+	(void)g, (void)d;
+	if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode))
+		return error("invalid --debug-dir \"%s\": not a directory", arg);
+	if (o->ndebug_dirs == OPTIONS_MAX_DEBUG_DIRS)
+		return error("too many --debug-dir: at most %d", OPTIONS_MAX_DEBUG_DIRS);
+	o->debug_dirs[o->ndebug_dirs++] = arg;
+	return 0;
+}
+
 /* A flag: the int field of struct options the row names. */
 static int set_flag(struct options *o, struct given *g, const struct optdef *d, const char *arg)
 {
@@ -428,6 +444,13 @@ static const struct optdef rows[] = {
 	  "no kernel frames (as root: cpu with perf events, each\n"
 	  "sample's kernel call chain; threads and wall, the\n"
 	  "kernel stack a sleeping thread is blocked in)",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "debug-dir", OPT_DEBUG_DIR, "DIR", set_debug_dir,
+	  "also look for debug files here, by build ID\n"
+	  "(DIR/.build-id/xx/rest.debug, DIR/NAME.debug, DIR/NAME)\n"
+	  "and by debug link (DIR/LINK); each must match the\n"
+	  "object's build ID or CRC; repeatable (for a machine\n"
+	  "without network: copy the symbols beside the profile)",
 	  NULL, NULL, OPTGROUP_MAIN },
 	{ "no-line-cache", OPT_NO_LINE_CACHE, NULL, set_flag,
 	  "look every source line up in the debug information;\n"

@@ -20,6 +20,7 @@
 #include "writer/folded.h"
 
 #define OPTIONS_MAX_KEY 64 /* bytes of one --group-by key */
+#define OPTIONS_MAX_DEBUG_DIRS 16 /* --debug-dir, as unwind/debugfind.h takes */
 
 #define OPT_MAX_DURATION_NS (7ull * 24 * 3600 * 1000000000ull)
 #define OPT_MIN_HZ 1u
@@ -62,6 +63,8 @@ struct options {
 	const char *group_by[FOLDED_MAX_GROUP + 1];
 	char group_keys[FOLDED_MAX_GROUP][OPTIONS_MAX_KEY + 1];
 	struct push_options push; /* --push and its companions; push.url NULL: none */
+	const char *debug_dirs[OPTIONS_MAX_DEBUG_DIRS]; /* --debug-dir, in the order given */
+	unsigned ndebug_dirs;
 };
 
 /*
