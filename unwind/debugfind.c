@@ -48,7 +48,10 @@ static void refused(const char *path, const char *why)
 		note("debug file %s: %s, not used", path, why);
 }
 
-/* Open path (absolute, as the target sees it) in pid's root: a regular file that could be ELF. */
+/*
+ * Open path (absolute, as the target sees it) in pid's root, or with pid 0
+ * on the host as cprof (a --debug-dir): a regular file that could be ELF.
+ */
 static int open_rooted(pid_t pid, const char *path)
 {
 	const char *why = NULL;
@@ -261,23 +264,6 @@ int debugfind_add_dir(const char *dir)
 	return 0;
 }
 
-/* A candidate in the host's root, opened as cprof: a regular file that could be ELF. */
-static int open_host(const char *path)
-{
-	const char *why = NULL;
-	struct stat st;
-	int fd = troot_open(0, path, TROOT_FOLLOW, &why);
-
-	if (fd < 0) {
-		refused(path, why);
-		return -1;
-	}
-	if (fstat(fd, &st) == 0 && st.st_size >= 64)
-		return fd;
-	close(fd);
-	return -1;
-}
-
 /*
  * In the user's directories: DIR/.build-id/xx/rest.debug and DIR/BASE.debug
  * or DIR/BASE by build ID, then DIR/LINK by the link's CRC.
@@ -302,7 +288,7 @@ static int open_user_dirs(const char *path, const char *build_id, const char *li
 					 user_dirs[i], base);
 			else
 				continue;
-			if ((fd = open_host(cand)) < 0)
+			if ((fd = open_rooted(0, cand)) < 0)
 				continue;
 			if (same_build_id(fd, build_id)) {
 				*how = DEBUG_BUILD_ID;
@@ -314,7 +300,7 @@ static int open_user_dirs(const char *path, const char *build_id, const char *li
 		if (!link)
 			continue;
 		snprintf(cand, sizeof(cand), "%s/%s", user_dirs[i], link);
-		if ((fd = open_host(cand)) < 0)
+		if ((fd = open_rooted(0, cand)) < 0)
 			continue;
 		if (crc_of(fd, &crc, &why) == 0 && crc == want) {
 			*how = DEBUG_LINK;
