@@ -126,11 +126,11 @@ static int queued_since(const struct thread *t)
  * was entered after we asked (a slide), where a broken ppoll may have been
  * scanning its descriptors all along. Found in one still on the CPU it had
  * at the look, it was entered after we asked on any host, judged or not:
- * a wall sample stands for where the thread ran at the look (before,
- * t_wall_burst's "running in clock_nanosleep" read 10% on CI's host,
- * 0.4-5% here). A CPU sample keeps such a stop where it landed unless
+ * a wall sample stands for where the thread ran at the look
+ * (t_wall_burst). A CPU sample keeps such a stop where it landed unless
  * the host is judged: the call's entry is CPU the thread used since, and
- * carried to the handler it read 4-14 points high (t_cpu_evloop).
+ * carried to the handler it made an event loop's handler read high
+ * (t_cpu_evloop; figures in doc/measurements.md).
  */
 static int timer_sleep(long nr)
 {
