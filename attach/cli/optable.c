@@ -1,7 +1,7 @@
 /*
  * optable.c — the rows of cprof-attach's options (optable.h): what each
  * sets and what --help says of it, the getopt tables and --help made from
- * them, and the nearest option to a mistyped one.
+ * them.
  */
 #include <limits.h>
 #include <stddef.h>
@@ -22,7 +22,6 @@
 #define CPROF_VERSION "0.1"
 #endif
 
-#define HELP_COL 25 /* where help text starts on a row's line */
 
 
 static const char *const sampler_names[] = {
@@ -255,9 +254,8 @@ static int set_flag(struct options *o, struct given *g, const struct optdef *d, 
 
 static int set_help(struct options *o, struct given *g, const struct optdef *d, const char *arg)
 {
-	(void)g, (void)d, (void)arg;
-	optable_usage(stdout, o->command, o->command_given);
-	return 1;
+	(void)o, (void)g, (void)d, (void)arg;
+	return OPTSET_HELP;
 }
 
 static int set_version(struct options *o, struct given *g, const struct optdef *d,
@@ -336,7 +334,7 @@ static void more_types(FILE *f)
 
 	k = kind_all(&n);
 	for (i = 0; i < n; i++)
-		fprintf(f, "%*s  %-12s %s\n", HELP_COL, "", k[i].name, k[i].help);
+		fprintf(f, "%*s  %-12s %s\n", OPTABLE_HELP_COL, "", k[i].name, k[i].help);
 }
 
 static void more_formats(FILE *f)
@@ -350,12 +348,12 @@ static void more_formats(FILE *f)
 	for (j = 0; j < nf; j++) {
 		unsigned all = 1;
 
-		fprintf(f, "%*s  %-7s %s\n", HELP_COL, "", fm[j].name, fm[j].help);
+		fprintf(f, "%*s  %-7s %s\n", OPTABLE_HELP_COL, "", fm[j].name, fm[j].help);
 		for (i = 0; i < n; i++)
 			all &= !!(k[i].formats & fm[j].bit);
 		if (all)
 			continue;
-		fprintf(f, "%*s          (only", HELP_COL, "");
+		fprintf(f, "%*s          (only", OPTABLE_HELP_COL, "");
 		for (i = 0; i < n; i++)
 			if (k[i].formats & fm[j].bit)
 				fprintf(f, " %s", k[i].name);
@@ -376,7 +374,7 @@ static void more_samplers(FILE *f)
 	size_t i;
 
 	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
-		fprintf(f, "%*s  %s\n", HELP_COL, "", lines[i]);
+		fprintf(f, "%*s  %s\n", OPTABLE_HELP_COL, "", lines[i]);
 }
 
 static const struct optdef rows[] = {
@@ -547,144 +545,4 @@ void optable_getopt(struct option *longs, char *shorts)
 	}
 	memset(&longs[NROWS], 0, sizeof(longs[NROWS]));
 	shorts[s] = 0;
-}
-
-/* The names of the kinds for which want(k) holds, as "a, b, c". */
-static void kinds_named(FILE *f, int (*want)(const struct kind *))
-{
-	const struct kind *k;
-	unsigned i, n, shown = 0;
-
-	k = kind_all(&n);
-	for (i = 0; i < n; i++)
-		if (want(&k[i]))
-			fprintf(f, "%s%s", shown++ ? ", " : "", k[i].name);
-}
-
-/* One row: its names, then its help from HELP_COL ("%K" its kinds). */
-static void usage_row(FILE *f, const struct optdef *d)
-{
-	const char *p = d->help;
-	int w;
-
-	if (d->key < 256)
-		w = fprintf(f, "  -%c, --%s", d->key, d->name);
-	else
-		w = fprintf(f, "      --%s", d->name);
-	if (d->arg && d->arg[0] == '[') /* an optional value: --top[=N] */
-		w += fprintf(f, "[=%.*s]", (int)strlen(d->arg) - 2, d->arg + 1);
-	else if (d->arg)
-		w += fprintf(f, " %s", d->arg);
-	if (w >= HELP_COL)
-		fprintf(f, "\n%*s", HELP_COL, "");
-	else
-		fprintf(f, "%*s", HELP_COL - w, "");
-	for (; *p; p++) {
-		if (p[0] == '%' && p[1] == 'K' && d->kinds) {
-			kinds_named(f, d->kinds);
-			p++;
-		} else if (*p == '\n') {
-			fprintf(f, "\n%*s", HELP_COL, "");
-		} else {
-			fputc(*p, f);
-		}
-	}
-	fputc('\n', f);
-	if (d->more)
-		d->more(f);
-}
-
-static const char *const group_title[OPTGROUP_N] = {
-	[OPTGROUP_MAIN] = "options:",
-	[OPTGROUP_PUSH] = "pushing to Grafana Pyroscope (pprof only; see doc/fleet.md):",
-};
-
-static const char usage_tail[] =
-	"\n"
-	"Stop early with Ctrl-C (SIGINT) or SIGTERM: what was collected is written;\n"
-	"a second signal ends cprof-attach at once.\n"
-	"Files appear atomically: a temporary file is renamed into place.\n"
-	"\n"
-	"exit codes:\n"
-	"  0  success\n"
-	"  1  internal error (out of memory, ...)\n"
-	"  2  usage error: bad option or value, or --push without libcurl\n"
-	"  3  cannot attach: no such process, not permitted, already traced,\n"
-	"     a zombie, a kernel thread, cprof-attach itself, or (heap types) no\n"
-	"     libcprof.so in it\n"
-	"  4  the target went away before anything was captured\n"
-	"  5  partial: the target exited or exec'd during a capture (what was\n"
-	"     captured was written), or a series ended early because it went away\n"
-	"  6  the profile could not be written\n"
-	"  7  --push: the captures succeeded but some profiles were not pushed (they\n"
-	"     wait in the spool, or were dropped)\n"
-	"  8  interrupted: a stop signal not obeyed within 1 s, a second one, or a\n"
-	"     read of the target's memory that did not return; this capture's\n"
-	"     profile is not written (never half-written)\n";
-
-void optable_usage(FILE *f, const struct command *c, int named)
-{
-	unsigned grp;
-	size_t i;
-
-	fprintf(f, "usage: cprof-attach %s\n\n%s\n", c->usage, c->summary);
-	if (!named)
-		commands_list(f);
-	for (grp = 0; grp < OPTGROUP_N; grp++) {
-		unsigned shown = 0;
-
-		for (i = 0; i < NROWS; i++) {
-			if (rows[i].group != grp || !commands_takes(c, rows[i].key))
-				continue;
-			if (!shown++)
-				fprintf(f, "\n%s\n", group_title[grp]);
-			usage_row(f, &rows[i]);
-		}
-	}
-	fputs(usage_tail, f);
-}
-
-/* Edits from a to b (both at most 63 bytes considered), capped at 9. */
-static unsigned edits(const char *a, const char *b)
-{
-	unsigned prev[64], cur[64], i, j, la = (unsigned)strnlen(a, 63), lb = (unsigned)strnlen(b, 63);
-
-	for (j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (j = 1; j <= lb; j++) {
-			unsigned sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			unsigned del = prev[j] + 1, ins = cur[j - 1] + 1;
-
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, sizeof(unsigned) * (lb + 1));
-	}
-	return prev[lb] > 9 ? 9 : prev[lb];
-}
-
-const char *optable_suggest(const char *word)
-{
-	char w[64];
-	const char *best = NULL;
-	unsigned bestd = 3, d;
-	size_t i, n;
-
-	while (*word == '-')
-		word++;
-	n = strcspn(word, "=");
-	if (n < 2 || n >= sizeof(w))
-		return NULL;
-	memcpy(w, word, n);
-	w[n] = 0;
-	for (i = 0; i < NROWS; i++) {
-		d = edits(w, rows[i].name);
-		/* A short name is not "near" what it shares two letters with. */
-		if (d < bestd && d * 3 <= strlen(rows[i].name)) {
-			bestd = d;
-			best = rows[i].name;
-		}
-	}
-	return best;
 }

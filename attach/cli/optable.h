@@ -18,16 +18,11 @@
 #include <getopt.h>
 
 struct command;
+struct given;
 struct kind;
 struct options;
 
 #define OPTABLE_ROWS_MAX 64 /* room the getopt tables need: optable_getopt() */
-
-/* What the command line gave, for the checks after it is read. */
-struct given {
-	int pid, timing, hz, count, sampler;
-	const char *push_only; /* an option that needs --push (its long name), when one was given */
-};
 
 enum optgroup { OPTGROUP_MAIN, OPTGROUP_PUSH, OPTGROUP_N };
 
@@ -55,16 +50,17 @@ const struct optdef *optable_find(int key);
  */
 void optable_getopt(struct option *longs, char *shorts);
 
+/* A row's set() asks for the help of the command being read (usage.c). */
+#define OPTSET_HELP 2
+
 /*
- * The --help of command c: its usage and summary, the commands when none
- * was named, the options it takes, the exit codes.
+ * The --help of command c (usage.c): its usage and summary, the commands
+ * when none was named, the options it takes, the exit codes.
  */
 void optable_usage(FILE *f, const struct command *c, int named);
 
-/*
- * The option nearest to a mistyped word ("--frequncy", "-frequency"):
- * within two edits of a long name, or NULL.
- */
-const char *optable_suggest(const char *word);
+/* The column where a row's help starts, and where more() lists align. */
+#define OPTABLE_HELP_COL 25
+
 
 #endif

@@ -1,12 +1,10 @@
 /*
- * options.c — the command line read with the rows of optable.c (each
- * option defined once, --help made from them), the checks across options,
- * and strict value parsers: a value that does not parse is an error, never
- * a guess ("-d 30" is 30 seconds, as sleep and timeout read it; "-d 30x"
- * is refused).
+ * options.c — the checks across options, once the line is read (optable.c
+ * reads it), and strict value parsers: a value that does not parse is an
+ * error, never a guess ("-d 30" is 30 seconds, as sleep and timeout read
+ * it; "-d 30x" is refused).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +12,7 @@
 #include <unistd.h>
 
 #include "attach/kinds/kinds.h"
-#include "attach/cli/commands.h"
 #include "attach/cli/options.h"
-#include "attach/cli/optable.h"
 #include "attach/kinds/formats.h"
 #include "attach/push/label.h"
 #include "common/err.h"
@@ -108,8 +104,8 @@ int parse_uint(const char *s, uint64_t min, uint64_t max, int sizes, uint64_t *o
 	return 0;
 }
 
-/* The checks across options, and the defaults that depend on others. 0 or -1. */
-static int options_check(struct options *o, const struct given *g)
+/* options_check() (options.h): every rule that involves more than one option. */
+int options_check(struct options *o, const struct given *g)
 {
 	if (!g->pid)
 		return error("no target: give the process id with -p PID (see --help)");
@@ -166,59 +162,4 @@ static int options_check(struct options *o, const struct given *g)
 			     "by time",
 			     o->kind->name);
 	return 0;
-}
-
-int options_parse(struct options *o, int argc, char **argv)
-{
-	struct option longs[OPTABLE_ROWS_MAX + 1];
-	char shorts[1 + 3 * OPTABLE_ROWS_MAX + 1];
-	const struct optdef *d;
-	const char *near;
-	struct given g = { 0 };
-	int c, r;
-
-	memset(o, 0, sizeof(*o));
-	o->duration_ns = 30ull * 1000000000ull;
-	o->hz = 100;
-	o->kind = kind_find("cpu");
-	o->stack_cap = 64 * 1024;
-	o->format = format_find("pprof");
-	o->command = commands_default();
-	/* A first word that is not an option names the command: dump -p PID. */
-	if (argc > 1 && argv[1][0] != '-') {
-		if (!(o->command = commands_find(argv[1])))
-			return error("unknown command \"%s\" (see --help for the commands)", argv[1]);
-		o->command_given = 1;
-		argc--;
-		argv++;
-	}
-	if (o->command->preset)
-		o->command->preset(o);
-	optable_getopt(longs, shorts);
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-		/* A long option's optopt is its row's key (past 255 for most): name what was typed. */
-		if (c == ':') {
-			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt > 0 && optopt < 256)
-				return error("option \"-%c\" needs a value (see --help)", optopt);
-			return error("option \"%s\" needs a value (see --help)", argv[optind - 1]);
-		}
-		if (!(d = optable_find(c))) {
-			if (optopt)
-				return error("unknown option \"-%c\" (see --help)", optopt);
-			if ((near = optable_suggest(argv[optind - 1])))
-				return error("unknown option \"%s\" (did you mean --%s? see --help)",
-					     argv[optind - 1], near);
-			return error("unknown option \"%s\" (see --help)", argv[optind - 1]);
-		}
-		if (!commands_takes(o->command, c))
-			return error("%s does not take --%s (see cprof-attach %s --help)",
-				     o->command->name, d->name, o->command->name);
-		if ((r = d->set(o, &g, d, optarg)) != 0)
-			return r;
-	}
-	if (optind < argc)
-		return error("unexpected argument \"%s\" (see --help)", argv[optind]);
-	return options_check(o, &g);
 }

@@ -67,11 +67,21 @@ struct options {
 	unsigned ndebug_dirs;
 };
 
+/* What the command line gave, for the checks after it is read. */
+struct given {
+	int pid, timing, hz, count, sampler;
+	const char *push_only; /* an option that needs --push (its long name), when one was given */
+};
+
 /*
- * Parse argv. Returns 0 to go on, 1 when --help or --version was printed
- * (exit 0), or -1 after printing a usage error (exit EXIT_USAGE).
+ * Parse argv (optable.c: a command, then the options by their rows).
+ * Returns 0 to go on, 1 when --help or --version was printed (exit 0), or
+ * -1 after printing a usage error (exit EXIT_USAGE).
  */
 int options_parse(struct options *o, int argc, char **argv);
+
+/* The checks across options, and the defaults that depend on others. 0 or -1. */
+int options_check(struct options *o, const struct given *g);
 
 /* "30s", "500ms", "2m", "1h", "1m30s", "1.5s", "30" (seconds) -> ns; 0 or -1. Must be > 0. */
 int parse_duration(const char *s, uint64_t *ns);
