@@ -5,7 +5,7 @@
  * needs it, and its functions resolved into a table of pointers. For the
  * libraries only some runs use (libcurl for --push, libdebuginfod when
  * DEBUGINFOD_URLS is set): linked at start-up they brought 30 more
- * libraries and ~3 ms of relocations to every run, a snapshot included.
+ * libraries and their relocations to every run, a snapshot included.
  *
  * Invariants:
  *  - a load is tried once: its outcome (and, on failure, the reason) is

@@ -5,12 +5,12 @@
  * switches out and back in: what its CPU clock shows per wait is the
  * switch plus a futex call's entry and exit. Then the same thread sleeps
  * on its own timer, which adds arming the timer and its expiry: on a
- * plain VM a few us more, run with interrupts on and sampled where they
+ * plain VM a little more, run with interrupts on and sampled where they
  * run; where programming the timer traps to the hypervisor (a PVM guest)
- * 17-19 us against 2.6, none of it seen by a sampler. Which of the two a
- * thread's waits cost is the sampler's call (waitcost_mix): charged to
- * every wait, the timer's figure gave redis-server, woken by its sockets,
- * 19% of switching where perf record put 3.2%.
+ * several times the futex's cost, none of it seen by a sampler. Which of
+ * the two a thread's waits cost is the sampler's call (waitcost_mix):
+ * charged to every wait, the timer's figure gave a server woken by its
+ * sockets many times the switching perf record found.
  */
 #include <errno.h>
 #include <sched.h>
@@ -180,11 +180,10 @@ static void *waiter(void *arg)
 /*
  * Both helper threads on the CPU the caller is on (the caller's own
  * affinity is left alone): woken from another CPU, the cost varied with
- * what that CPU did, 2.6 us on a quiet VM and 8-10 us while ab loaded
- * nginx on both CPUs, run to run; on one CPU it is the switch itself,
- * 1.3-2.1 us quiet or loaded. The lower, steadier figure errs low: a
- * thread woken on a cold cache pays more, and that rest stays where the
- * samples put it.
+ * what that CPU did, run to run and several-fold under load; on one CPU
+ * it is the switch itself, lower and steady whether quiet or loaded. The
+ * lower, steadier figure errs low: a thread woken on a cold cache pays
+ * more, and that rest stays where the samples put it.
  */
 static void measure(void)
 {
@@ -204,8 +203,8 @@ static void measure(void)
 	cost = j.per[j.rounds / 4] < COST_MAX_NS ? j.per[j.rounds / 4] : COST_MAX_NS;
 	/*
 	 * The timer's least: beside a busy thread of another process a round
-	 * costs more (the switch changes page tables), 30 us against 17-19
-	 * alone, and a loop woken from an idle CPU pays the least.
+	 * costs more (the switch changes page tables) than alone, and a loop
+	 * woken from an idle CPU pays the least.
 	 */
 	if (j.trounds)
 		timer_cost = j.tper[0] < COST_MAX_NS ? j.tper[0] : COST_MAX_NS;

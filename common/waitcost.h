@@ -8,18 +8,18 @@
  * interrupts off, so a clock tick due there lands when interrupts are on
  * again (the CPU-wide event on whoever runs then), and a ptrace stop asked
  * for there finds the thread asleep; carried on, that CPU went to the code
- * the thread runs on waking. An event loop's handler read 3-7 points
- * high. A thread's slices (the third field of schedstat: times put on a
- * CPU) times this cost is the estimate of that CPU, shown under
+ * the thread runs on waking, and an event loop's handler read high. A
+ * thread's slices (the third field of schedstat: times put on a CPU)
+ * times this cost is the estimate of that CPU, shown under
  * WAITCOST_FRAME and taken from the thread's samples (never more than the
  * CPU the thread used).
  *
  * A sleep that its own timer ends costs more (arming the timer, its
  * expiry): measured too, by the same thread sleeping 128 times for 20 us.
- * Where that extra runs with interrupts off (a PVM guest: 17-19 us against
- * 2.6) no sampler sees it either; where it does not, it is sampled where
- * it runs. Each sampler bounds its use (waitcost_mix, and perf's CPU the
- * clock shows beyond the samples).
+ * Where that extra runs with interrupts off (a PVM guest, where it is
+ * several times the futex's cost) no sampler sees it either; where it
+ * does not, it is sampled where it runs. Each sampler bounds its use
+ * (waitcost_mix, and perf's CPU the clock shows beyond the samples).
  *
  * Invariants:
  *  - measured once per process, on the first call (two helper threads on

@@ -46,8 +46,8 @@ uint32_t blocks_filter[1u << BLOCKS_FILTER_LOG2];
 /*
  * 2^log2 empty slots, populated: a slot first read (mapping the shared
  * zero page) and later written costs a copy-on-write fault whose TLB
- * flush interrupts every other CPU running the process; measured at 5% of
- * an allocation-heavy 2-thread program when the table was left lazy.
+ * flush interrupts every other CPU running the process, a visible cost to
+ * an allocation-heavy threaded program when the table was left lazy.
  */
 static struct blocks_entry *blocks_map(unsigned log2)
 {

@@ -73,7 +73,7 @@ static struct seg_header *labels_segment(void)
 		return NULL;
 	/*
 	 * Active already: no call into the activation, whose compare-and-swap
-	 * on a word every thread shares cost 7% of a push (perf, bench/labels).
+	 * on a word every thread shares would weigh on every push.
 	 */
 	h = table_segment_labels();
 	if (h == NULL || __atomic_load_n(&labels_index, __ATOMIC_ACQUIRE) == NULL) {

@@ -2,11 +2,11 @@
  * locknext.c — the bootstrap slots of lock_next (locknext.h): each slot
  * starts at a function of its own that finds the real one with
  * dlsym(RTLD_NEXT), stores it and calls it, so the first call of each
- * lock function costs one dlsym (~1 us) and every later one an indirect
- * call, like the PLT entry it replaces. Nothing is looked up in the
+ * lock function costs one dlsym and every later one an indirect call,
+ * like the PLT entry it replaces. Nothing is looked up in the
  * constructor: a process that never takes a lock pays nothing at start;
- * the first pthread_create looks up all of them at once (~25 us), while
- * the program has one thread, so that no lookup (which takes the loader's
+ * the first pthread_create looks up all of them at once, while the
+ * program has one thread, so that no lookup (which takes the loader's
  * lock) happens later in a thread that holds a lock someone inside dlopen
  * may wait for.
  * The bootstrap functions are generated from one list, with the value

@@ -4,7 +4,7 @@
  * all come from the object that defines malloc, emulations for the few
  * that allocator may lack, and the bootstrap arena that serves the
  * allocations made while dlsym runs. Cost: once per process, on the first
- * allocation (~10 dlsym and dladdr calls, some 20 us); afterwards a slot
+ * allocation (~10 dlsym and dladdr calls); afterwards a slot
  * is one indirect jump, like the GOT entry it replaces.
  */
 #include "shim/next.h"

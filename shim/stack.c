@@ -6,15 +6,15 @@
  * with the lock-free _dl_find_object; older unwinders walk
  * dl_iterate_phdr under the loader lock, which deadlocks against a thread
  * that holds that lock in dlopen and calls malloc), but it re-parses the
- * CIE and FDE and re-runs the CFA program of every frame on every call:
- * ~1500 instructions a frame, 60% of the shim's cost on an allocation-
- * heavy program. So the shim walks the stack itself, with a cache of
- * per-return-address rules (CFA = rsp or rbp + offset, where rbp was
- * saved) filled by a small CFA-program interpreter for the forms compilers
- * emit for x86-64 code; a cached frame costs ~15 instructions. Anything
- * else (signal frames, DWARF expressions, unusual encodings) falls back to
- * _Unwind_Backtrace for the whole stack. Both find unwind tables through
- * _dl_find_object: no lock, no allocation.
+ * CIE and FDE and re-runs the CFA program of every frame on every call,
+ * most of the shim's cost on an allocation-heavy program. So the shim
+ * walks the stack itself, with a cache of per-return-address rules (CFA =
+ * rsp or rbp + offset, where rbp was saved) filled by a small CFA-program
+ * interpreter for the forms compilers emit for x86-64 code; a cached
+ * frame costs ~15 instructions. Anything else (signal frames, DWARF
+ * expressions, unusual encodings) falls back to _Unwind_Backtrace for the
+ * whole stack. Both find unwind tables through _dl_find_object: no lock,
+ * no allocation.
  */
 #include "shim/stack.h"
 

@@ -3,7 +3,7 @@
 /*
  * debuginfodapi — the libdebuginfod functions debuginfo.c uses, loaded
  * on first use (common/dynlib.h) rather than linked: libdebuginfod brings
- * libcurl-gnutls and ~30 more libraries, ~3 ms of start-up to every run,
+ * libcurl-gnutls and ~30 more libraries, and their start-up, to every run,
  * and is needed only when DEBUGINFOD_URLS is set and a debug file is not
  * found locally. <elfutils/debuginfod.h> (libdebuginfod-dev) still gives
  * the types. elfutils' own libdwfl loads it the same way.

@@ -5,8 +5,8 @@
  * aranges (clang's default). The function around the address comes from
  * the unit's table of function ranges (unwind/dwfuncs.h), and the inlined
  * instances inside it from a descent through the DIEs that hold the
- * address (libdw's dwarf_getscopes() walks the whole unit on every call:
- * 43 ms an address in a large C++ program); a function the table lacks is
+ * address (libdw's dwarf_getscopes() walks the whole unit on every call,
+ * too slow in a large C++ program); a function the table lacks is
  * found with dwarf_getscopes() and dwarf_getscopes_die(), as eu-addr2line
  * does. Each DW_TAG_inlined_subroutine in the nesting is a frame whose
  * caller runs the line in its DW_AT_call_line; the function ends the

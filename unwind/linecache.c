@@ -1,8 +1,8 @@
 /*
  * linecache.c — the directory of line tables. A table is read on the
- * first ask for its key (build ID, device, inode) (an openat and a read: libc's file after a
- * 200-thread snapshot holds 10 addresses in 964 bytes) and kept for the
- * run; a warm snapshot's whole lines pass takes 0.2 ms.
+ * first ask for its key (build ID, device, inode) (an openat and a read
+ * of a small file) and kept for the run, so that a warm snapshot's whole
+ * lines pass is cheap.
  * A flush writes each table that grew: lock the directory, merge the file
  * as it is now (another run may have written it since we read it), write
  * a temporary file, fsync, rename, unlock. The trim lists the directory

@@ -247,7 +247,7 @@ static int symtab_index(struct symtab *tab, struct symtab_cand *v, size_t n)
 	/*
 	 * A size-0 symbol ends where the next one starts, as perf reads
 	 * them: reaching to its section's end, crtstuff's frame_dummy named
-	 * the assembly function after it (98% of its samples).
+	 * the assembly function after it (nearly all of its samples).
 	 */
 	for (i = 0; i + 1 < k; i++)
 		if (!tab->syms[i].sized && tab->syms[i].end > tab->starts[i + 1])

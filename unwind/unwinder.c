@@ -44,10 +44,10 @@ struct unwinder *unwinder_new(struct space *space)
 	}
 	/* Only one thread unwinds: a per-thread cache needs no lock, and
 	 * libunwind brackets every global-cache lock with two sigprocmask
-	 * calls (measured: 30 syscalls per stack). Debian's libunwind 1.6 is
+	 * calls, many system calls per stack. Debian's libunwind 1.6 is
 	 * built without per-thread caches and takes this as UNW_CACHE_GLOBAL,
-	 * locks included; UNW_CACHE_NONE would avoid them but costs more
-	 * (measured: a 200-thread snapshot's CPU 21 -> 31 ms). */
+	 * locks included; UNW_CACHE_NONE would avoid them but costs a
+	 * snapshot more CPU than the locks do. */
 	unw_set_caching_policy(u->as, UNW_CACHE_PER_THREAD);
 	return u;
 }
@@ -469,7 +469,7 @@ join:
  * glibc's clone and clone3 end their CFI before the syscall ("in the
  * child the unwind info will be wrong"), so a thread sampled from the
  * syscall to the jump to its start code has no CFI at its pc: a
- * thread-per-request service showed 4-7% of its CPU as clone3 ->
+ * thread-per-request service showed a visible part of its CPU as clone3 ->
  * [partial: no unwind info]. In the child (rax 0, the syscall's result
  * there: its first instant) the stack is that one frame, whole: it has no
  * caller. In the parent (rax the new tid, or -ENOSYS while the kernel

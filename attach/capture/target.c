@@ -226,8 +226,8 @@ int target_exec_id(pid_t pid, uint64_t *ino, uint64_t *start_code)
 	*start_code = 0;
 	/*
 	 * The leader's own stat, not the process's: the same startcode (the
-	 * mm's), without summing every thread's times and faults. On 3000
-	 * threads /proc/PID/stat took 230 us a read, this 7 us; the perf
+	 * mm's), without summing every thread's times and faults, which on
+	 * thousands of threads makes each read many times dearer; the perf
 	 * sampler asks ten times a second.
 	 */
 	snprintf(p, sizeof(p), "/proc/%d/task/%d/stat", (int)pid, (int)pid);

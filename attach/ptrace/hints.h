@@ -3,16 +3,15 @@
 /*
  * hints — how far up its stack each thread needs copied, learnt from
  * unwinding its earlier samples. Copying a thread's stack is most of the
- * time it stands still (measured: 64 KiB costs ~45 us of a ~65 us pause
- * on a 2-CPU VM, 512 bytes ~2 us), and most threads need a few KiB.
+ * time it stands still, and most threads need a few KiB.
  *
  * A hint is an address, the end of the copy, not a length: a thread's
  * outermost frames (start_thread, clone3, _start) stay at the same
  * addresses for its whole life, so the copy [sp, end) holds them however
  * much deeper the stack is this time. A length learnt from earlier samples
  * (the old scheme) cut the stack short whenever a signal frame (~1-3 KiB
- * of saved state) or a deeper call suddenly moved sp down: 2-3 of ~40
- * signal-handler stacks per capture came out partial.
+ * of saved state) or a deeper call suddenly moved sp down, and some
+ * signal-handler stacks of every capture came out partial.
  *
  * Invariants:
  *  - written by the consumer (after unwinding), read by the tracer (before

@@ -80,11 +80,12 @@ static uint64_t cpu_delta(struct moved *mv, uint64_t tick, struct session *s, st
  * where a missed thread shows a stale stack, allows less). On 3000 idle
  * threads this replaces 300,000 reads of schedstat a second by one
  * process clock read every n/PROC_CLOCK_MANY ticks (the kernel sums every
- * thread for it: ~0.4 ms for 3000) and a full read every FULL_SCAN_NS.
- * That safety net (the process clock already catches cold CPU past the
- * slack) is stretched to 2 ms per thread past 1000 threads: a read of
- * every schedstat costs ~4 us a thread, and on 3000 idle threads the net
- * every 2 s was a third of the ptrace sampler's own CPU.
+ * thread for it, so it too costs in proportion to the threads) and a full
+ * read every FULL_SCAN_NS. That safety net (the process clock already
+ * catches cold CPU past the slack) is stretched to 2 ms per thread past
+ * 1000 threads: a read of every schedstat costs per thread, and on
+ * thousands of idle threads a net every 2 s was much of the ptrace
+ * sampler's own CPU.
  */
 
 /* Rebuild the hot list: the threads busy within HOT_TICKS ticks. */

@@ -270,8 +270,8 @@ static void emit_once(void *ctx, struct thread *t, struct snapshot *snap)
  * A few threads at a time, their /proc descriptors closed once read: kept
  * open, 4 per thread, they grew the descriptor table past 256 and 512
  * entries, and the kernel grows the table of a multi-threaded process only
- * after an RCU grace period: 14.6 ms and 9.3 ms of a 200-thread snapshot's
- * ~55 ms (perf trace), for descriptors that are never read again.
+ * after an RCU grace period: each growth waited one out, a large part of
+ * a snapshot, for descriptors that are never read again.
  */
 static void tick_once(struct sampler *sm, struct session *s, const pid_t *tids, uint32_t n,
 		      pid_t *picked)

@@ -1,6 +1,6 @@
 /*
  * rescue.c — the watcher that breaks the seize/exec deadlock (rescue.h).
- * It costs a wake-up every 20 ms during a capture (~2 us each), and a
+ * It costs a short wake-up every 20 ms during a capture, and a
  * read of /proc/PID/task only when a seize has been stuck for 20 ms,
  * which happens only while the target execs. It sleeps on a condition
  * variable, not in nanosleep, so that the end of a capture wakes it.

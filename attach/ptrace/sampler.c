@@ -86,8 +86,8 @@ static int sampler_tick(struct sampler *sm, struct session *s, pid_t **tids, uin
  * Stops asked for by the last ticks and still waiting for a CPU: give them
  * up to a period to come (each is a sample already weighed in), then let
  * the policy settle the rest. Under load a pipe thread held at the end
- * otherwise took its whole carried CPU with it: CI's crowd run showed
- * 407 ms of 9818 ms as [short-lived threads] that were no such thing.
+ * otherwise took its whole carried CPU with it, and a crowd's profile
+ * showed part of its CPU as [short-lived threads] that were no such thing.
  */
 static void sampler_settle_late(struct sampler *sm, struct session *s)
 {
@@ -160,9 +160,8 @@ static void sampler_setup(struct sampler *sm, struct session *s)
 	}
 	/*
 	 * On a machine with more runnable threads than CPUs the tracer waits
-	 * for a CPU like any of them, and ticks are missed: crowd (20
-	 * runnable threads, 2 CPUs, load 18) took 91-96% of its ticks at
-	 * nice 0, 97-99.7% at -10. Only this thread, and only where allowed
+	 * for a CPU like any of them, and ticks are missed; at a higher
+	 * priority it misses fewer. Only this thread, and only where allowed
 	 * (root, CAP_SYS_NICE); it spends the same CPU, only sooner.
 	 */
 	if (!(c->policy->flags & POLICY_ONCE) &&
@@ -265,7 +264,7 @@ void *sampler_main(void *arg)
 	 * The process clock's start is read just before the threads' (the
 	 * first scan): what ran between the two would be taken for
 	 * short-lived threads' CPU. Read before the wait-cost measurement, a
-	 * saturated crowd put 990 ms of 9317 there.
+	 * saturated crowd put a sizeable share of its CPU there.
 	 */
 	r->start_real_ns = clock_real_ns();
 	r->start_mono_ns = clock_mono_ns();

@@ -86,11 +86,11 @@ static int stopped_asleep(long orig_rax, long rax)
 
 /*
  * Where a stop asked of a running thread waits for its next kernel entry
- * (a PVM guest: the kick interrupts no user code, a spinning thread ran
- * 2.2 ms on average before its stop, at the next clock tick), a thread
- * that makes system calls stops at the next one: an event loop's samples
- * went to the clock read after its handler (13% for 2%). Such a stop is
- * not where the thread was; its CPU is carried on like a sleeping one's.
+ * (a PVM guest: the kick interrupts no user code, and a spinning thread
+ * runs on until the next clock tick), a thread that makes system calls
+ * stops at the next one: an event loop's samples went to the clock read
+ * after its handler, far beyond its share. Such a stop is not where the
+ * thread was; its CPU is carried on like a sleeping one's.
  * Only a call that completed is taken for one: a call our stop broke
  * (ppoll scanning 400 descriptors) was running when asked. The hosts are
  * told apart by the stops in user code of threads running when asked: a
@@ -143,8 +143,8 @@ static int timer_sleep(long nr)
  * of them after the thread ran SLIDE_NS since we asked came later than
  * asked on any host, judged or not. Before a host is judged (the first
  * KICK_LATE_MIN user-code stops) the stops of an event loop's clock read
- * after its handler all counted where they landed: under an ASan tracer
- * the handler read 48% for 84%, its clock read 40%.
+ * after its handler all counted where they landed: under a slow tracer
+ * the clock read took much of the handler's share.
  */
 static int fast_call(long nr)
 {
@@ -273,8 +273,9 @@ static int stopcopy_reap(struct session *s, struct thread *t, int status, struct
 /*
  * Give back the part of the stack buffer the copy did not fill. Each
  * snapshot takes the whole cap (64K by default) before its copy, and a
- * thread asleep copies a few K: a 200-thread snapshot grew the tracer's
- * heap 12.8 MB, 64K at a time (207 mprotect calls), for ~1 MB of stacks.
+ * thread asleep copies a few K: untrimmed, a snapshot of many threads
+ * grew the tracer's heap a cap at a time, each growth a system call, for
+ * a small fraction of that in stacks.
  */
 static void snapshot_trim(struct session *s, struct snapshot *snap)
 {

@@ -3,9 +3,9 @@
 /*
  * curlapi — the libcurl functions --push uses, loaded on first use
  * (common/dynlib.h) rather than linked: libcurl and the ~30 libraries it
- * needs cost every run ~3 ms of start-up, a 200-thread snapshot included,
- * and only --push speaks HTTP. <curl/curl.h> (libcurl4-openssl-dev)
- * still gives the types; the pointers carry its exact prototypes.
+ * needs would add their start-up to every run, a snapshot included, and
+ * only --push speaks HTTP. <curl/curl.h> (libcurl4-openssl-dev) still
+ * gives the types; the pointers carry its exact prototypes.
  *
  * Invariants:
  *  - curlapi_load() is called, and has returned 0, before any pointer of

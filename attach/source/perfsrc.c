@@ -53,11 +53,11 @@
 /*
  * The event's period is 1/HZ stretched by this: a period shared with no
  * timer or tick (1, 2, 4, 10 ms), so that work a timer drives is not
- * sampled at one phase of it (a handler run by a 4 ms CPU-time timer got
- * 2 of 66 of its thread's samples at exactly 10 ms; perf's users take
- * 99 Hz for the same reason). 10 ms becomes 10.373 ms: against a 4 ms
- * tick each sample moves 0.593 of the way round, near the golden ratio's
- * 0.618, which spreads the phases evenly soonest.
+ * sampled at one phase of it (a handler run by a CPU-time timer got far
+ * fewer than its share of its thread's samples at exactly 10 ms; perf's
+ * users take 99 Hz for the same reason). 10 ms becomes 10.373 ms: against
+ * a 4 ms tick each sample moves 0.593 of the way round, near the golden
+ * ratio's 0.618, which spreads the phases evenly soonest.
  */
 #define PERIOD_STRETCH 1.0373
 /*
@@ -66,10 +66,9 @@
  * cpu-clock event fires on a fixed grid, and a target woken by its own
  * timer is woken early by ours whenever ours falls within its timer's
  * slack (50 us by default): its loop then locks to our grid and every
- * sample lands at one phase of it. A loop polling 400 descriptors, 1000
- * Hz, quiet VM: its handler read -12..-8 points from its own measurement
- * where perf record's per-thread task-clock read -4..+1. Each sample
- * weighs its own period.
+ * sample lands at one phase of it, and a polling loop's handler read
+ * further from its own measurement than perf record's per-thread
+ * task-clock did. Each sample weighs its own period.
  */
 #define PERIOD_JITTER 0.35
 #define RING_MIN (256u << 10)
@@ -292,8 +291,8 @@ static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
  * its clock shows beyond its samples' periods is the kernel switching it
  * in and out (and, user mode only, all its kernel time), never spread
  * over its user-mode samples. Scaled over them, an event loop's handler
- * got 93-95% of its thread for 88-91% measured by the thread (99% at
- * paranoid 2). Each (thread, CPU) event ends with less than a period not
+ * got more of its thread than the thread itself measured, the more so at
+ * paranoid 2. Each (thread, CPU) event ends with less than a period not
  * sampled: half a period per CPU is left to the scaling, and a gap under
  * one period per CPU is all scaled. CPU-wide events (no such gap: a tick
  * lands on whoever runs when it fires) and captures that lost records are
@@ -318,17 +317,17 @@ static uint64_t pcap_unseen(const struct pcap *c, uint64_t used, uint64_t got)
  * it was put on a CPU (slices0: at the start; a thread not in it was
  * born during the window). The bound is the clock's: where the CPU is
  * busy, a tick due in the switch lands on the next thread and the loop's
- * own samples are fair (without it, two loops beside a busy thread got
- * 88% for 95%). The cap is the timer's: on a PVM guest, where arming and
- * expiring a timer runs with interrupts off, an event loop's sleeps cost
- * it 16% of its CPU that no tick saw, and charged at a futex's cost the
- * handler read 92% for 81% measured by the thread. A preemption costs a
- * switch, not a timer: the slices' voluntary share (the thread's life's,
- * from its status, read only here) takes the timer's cost, the rest the
- * switch's (two loops beside a busy thread, preempted at a quarter of
- * their slices, one read 75% for 89%, its waits 18%). With kernel call
- * chains there is no estimate: the kernel's own frames say where its CPU
- * went, and what the ticks missed is scaled over them, as perf shows it.
+ * own samples are fair (without it, two loops beside a busy thread read
+ * low). The cap is the timer's: on a PVM guest, where arming and expiring
+ * a timer runs with interrupts off, an event loop's sleeps cost it CPU
+ * that no tick saw, and charged at a futex's cost the handler read high
+ * against the thread's own measurement. A preemption costs a switch, not
+ * a timer: the slices' voluntary share (the thread's life's, from its
+ * status, read only here) takes the timer's cost, the rest the switch's
+ * (two loops beside a busy thread, often preempted: one read low, its
+ * waits high). With kernel call chains there is no estimate: the kernel's
+ * own frames say where its CPU went, and what the ticks missed is scaled
+ * over them, as perf shows it.
  */
 static uint64_t pcap_waits(const struct pcap *c, const struct u64map *slices0, uint32_t tid,
 			   uint64_t used, uint64_t got)
@@ -363,8 +362,8 @@ struct pcap_marker {
 /*
  * Record the markers kept by pcap_settle. After settle_apply: a marker
  * carries its thread's tid label, and recorded before it was scaled with
- * the thread's samples (a sleeping thread's switching frame came out 3x
- * its estimate, the profile 38% above the process clock).
+ * the thread's samples (a sleeping thread's switching frame came out
+ * several times its estimate, the profile well above the process clock).
  */
 static void pcap_markers_record(struct pcap *c, const struct pcap_marker *m, size_t n)
 {
@@ -385,7 +384,7 @@ static void pcap_markers_record(struct pcap *c, const struct pcap_marker *m, siz
  * to the process's CPU the live threads do not explain. The period's
  * nanoseconds are an estimate (the clock interrupt waits while interrupts
  * are off, and lands on whoever runs next: a thread passing tokens over
- * pipes got 18% of the samples for 25% of the CPU); the clocks are exact,
+ * pipes got fewer samples than its share of the CPU); the clocks are exact,
  * so totals per thread are too, and the samples say only where within a
  * thread the CPU went, as with the ptrace sampler. A live thread with CPU
  * and no sample, and ended threads none of which was sampled (shorter
@@ -801,11 +800,10 @@ int perf_capture(const struct capture_req *q, const struct perf_access *a, int *
 	capture_open(&cx, q, rep, out);
 	/*
 	 * The rings must be read before they fill, also when the target keeps
-	 * every CPU busy (t_cpu_crowd: 20 runnable threads on 2 CPUs, and the
-	 * reader at nice 0 got a turn every ~115 ms: 20% of the records lost),
-	 * and the capture must start soon there too (16 busy threads on 2
-	 * CPUs: opening the target's objects at nice 0 took a second). Only
-	 * this thread, only where allowed, from here to the window's end.
+	 * every CPU busy (a reader at nice 0 waits too long for its turn there,
+	 * and records are lost), and the capture must start soon there too (at
+	 * nice 0, opening the target's objects took far too long). Only this
+	 * thread, only where allowed, from here to the window's end.
 	 */
 	if (hurry_nice() > READER_NICE)
 		capture_nice(&cx, READER_NICE);

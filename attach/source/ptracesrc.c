@@ -396,8 +396,9 @@ static void ptcap_consume(struct ptcap *pc)
 			 * A snapshot of every thread reads the labels every
 			 * millisecond while its stops come: a worker changes its
 			 * labels at every request, and by the time a stop's
-			 * snapshot was read (ASan: deferred stops, 145 ms) its
-			 * ring had moved on past the stop (1 of 4 labelled).
+			 * snapshot was read (later still under a slow tracer)
+			 * its ring had moved on past the stop, and most stacks
+			 * went unlabelled.
 			 */
 			snap = queue_pop_timed(&pc->queue, 1, &closed);
 			for (int k = 0; k < pc->recs->n; k++)
@@ -539,11 +540,10 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	/*
 	 * Unwinding can wait; the tracer cannot, since a target thread stands
 	 * still while the tracer runs. When the target keeps every CPU busy, a
-	 * consumer at the tracer's priority preempts it mid-pause (measured:
-	 * p50 pause 1.4 ms instead of 60 us on two CPUs), so the consumer
-	 * yields: nice 10 for this thread only. Not for a snapshot of every
-	 * thread, whose consumer reads the labels while the stops come and
-	 * must get its turn then.
+	 * consumer at the tracer's priority preempts it mid-pause and the
+	 * pauses grow many times longer, so the consumer yields: nice 10 for
+	 * this thread only. Not for a snapshot of every thread, whose consumer
+	 * reads the labels while the stops come and must get its turn then.
 	 */
 	if (!(q->policy->flags & POLICY_ONCE))
 		capture_nice(&pc.cx, CONSUMER_NICE); /* the tracer inherited the start's */

@@ -115,9 +115,8 @@ int segment_copy(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t 
  * change once published; prev keeps none) and only those published since
  * are read; a slot whose owner and change count are what prev saw is not
  * copied again (one read of its first 24 bytes), so c->slots holds the
- * new and changed slots only. Measured on 64 labelled threads, the
- * attacher spent a third of its CPU copying every slot and set on every
- * read (1.4% of a core; 4 MiB a read at 1024 threads).
+ * new and changed slots only: copying every slot and set on every read
+ * was much of the attacher's CPU when many threads carry labels.
  */
 int segment_copy_slots(struct seg_copy *c, segment_read_fn *read, void *ctx, uint64_t addr,
 		       uint64_t len, struct seg_copy *prev, char *why, size_t cap);
