@@ -35,17 +35,31 @@ static unsigned edits(const char *a, const char *b)
 	return prev[lb] > 9 ? 9 : prev[lb];
 }
 
-/*
- * The option nearest to a mistyped word ("--frequncy"): within two edits
- * of a long name, or NULL.
- */
-static const char *suggest(const char *word)
+/* Of names[0..n), the nearest to w within two edits (a third of its length at most), or NULL. */
+static const char *nearest(const char *w, const char *const *names, unsigned n)
 {
-	char w[64];
 	const char *best = NULL;
+	unsigned bestd = 3, d, i;
+
+	for (i = 0; i < n; i++) {
+		d = edits(w, names[i]);
+		/* A short name is not "near" what it shares two letters with. */
+		if (d < bestd && d * 3 <= strlen(names[i])) {
+			bestd = d;
+			best = names[i];
+		}
+	}
+	return best;
+}
+
+/* The option nearest to a mistyped word ("--frequncy"), or NULL. */
+static const char *suggest_option(const char *word)
+{
+	const char *names[OPTABLE_ROWS_MAX];
 	const struct optdef *rows;
-	unsigned bestd = 3, d, nrows;
-	size_t i, n;
+	unsigned i, nrows;
+	char w[64];
+	size_t n;
 
 	while (*word == '-')
 		word++;
@@ -55,15 +69,22 @@ static const char *suggest(const char *word)
 	memcpy(w, word, n);
 	w[n] = 0;
 	rows = optable_all(&nrows);
-	for (i = 0; i < nrows; i++) {
-		d = edits(w, rows[i].name);
-		/* A short name is not "near" what it shares two letters with. */
-		if (d < bestd && d * 3 <= strlen(rows[i].name)) {
-			bestd = d;
-			best = rows[i].name;
-		}
-	}
-	return best;
+	for (i = 0; i < nrows; i++)
+		names[i] = rows[i].name;
+	return nearest(w, names, nrows);
+}
+
+/* The command nearest to a mistyped one ("dumb"), or NULL. */
+static const char *suggest_command(const char *word)
+{
+	const char *names[COMMANDS_MAX];
+	const struct command *c;
+	unsigned i, n;
+
+	c = commands_all(&n);
+	for (i = 0; i < n; i++)
+		names[i] = c[i].name;
+	return strlen(word) < 64 ? nearest(word, names, n) : NULL;
 }
 
 int options_parse(struct options *o, int argc, char **argv)
@@ -84,8 +105,15 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->command = commands_default();
 	/* A first word that is not an option names the command: dump -p PID. */
 	if (argc > 1 && argv[1][0] != '-') {
-		if (!(o->command = commands_find(argv[1])))
+		if (!(o->command = commands_find(argv[1]))) {
+			if (argv[1][strspn(argv[1], "0123456789")] == 0)
+				return error("unknown command \"%s\" (a process id? -p %s)", argv[1],
+					     argv[1]);
+			if ((near = suggest_command(argv[1])))
+				return error("unknown command \"%s\" (did you mean %s? see --help)",
+					     argv[1], near);
 			return error("unknown command \"%s\" (see --help for the commands)", argv[1]);
+		}
 		o->command_given = 1;
 		argc--;
 		argv++;
@@ -105,7 +133,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		if (!(d = optable_find(c))) {
 			if (optopt)
 				return error("unknown option \"-%c\" (see --help)", optopt);
-			if ((near = suggest(argv[optind - 1])))
+			if ((near = suggest_option(argv[optind - 1])))
 				return error("unknown option \"%s\" (did you mean --%s? see --help)",
 					     argv[optind - 1], near);
 			return error("unknown option \"%s\" (see --help)", argv[optind - 1]);

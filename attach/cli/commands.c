@@ -46,6 +46,14 @@ static const struct command rows[] = {
 
 #define NCMDS (sizeof(rows) / sizeof(rows[0]))
 
+_Static_assert(NCMDS <= COMMANDS_MAX, "commands.h: COMMANDS_MAX");
+
+const struct command *commands_all(unsigned *n)
+{
+	*n = NCMDS;
+	return rows;
+}
+
 const struct command *commands_default(void)
 {
 	return &rows[0];

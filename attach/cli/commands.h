@@ -25,6 +25,11 @@ struct command {
 	const int *refuses;  /* option keys it does not take, 0-ended; NULL: none */
 };
 
+#define COMMANDS_MAX 16 /* rows in commands.c */
+
+/* The rows, *n of them. */
+const struct command *commands_all(unsigned *n);
+
 /* The default command, record. */
 const struct command *commands_default(void);
 

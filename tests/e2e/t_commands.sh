@@ -28,6 +28,10 @@ check "dump refuses -d, exit 2 ($rc): $(cat "$WORK/e1")" \
 rc=$?
 check "an unknown command is a usage error ($rc): $(cat "$WORK/e2")" \
 	sh -c "[ $rc = 2 ] && grep -q 'unknown command \"bogus\"' '$WORK/e2'"
+"$ATTACH" dumb -p "$TPID" 2>"$WORK/e3"
+check "a mistyped command names the nearest: $(cat "$WORK/e3")" grep -q 'did you mean dump?' "$WORK/e3"
+"$ATTACH" "$TPID" 2>"$WORK/e4"
+check "a bare pid is taken for what it is: $(cat "$WORK/e4")" grep -q "a process id? -p $TPID" "$WORK/e4"
 "$ATTACH" --help >"$WORK/h"
 check "--help lists the commands" sh -c "grep -q '^  record ' '$WORK/h' && grep -q '^  dump ' '$WORK/h'"
 "$ATTACH" dump --help >"$WORK/hd"
