@@ -106,7 +106,7 @@ int options_parse(struct options *o, int argc, char **argv)
 	/* A first word that is not an option names the command: dump -p PID. */
 	if (argc > 1 && argv[1][0] != '-') {
 		if (!(o->command = commands_find(argv[1]))) {
-			if (argv[1][strspn(argv[1], "0123456789")] == 0)
+			if (argv[1][0] && argv[1][strspn(argv[1], "0123456789")] == 0)
 				return error("unknown command \"%s\" (a process id? -p %s)", argv[1],
 					     argv[1]);
 			if ((near = suggest_command(argv[1])))
