@@ -36,16 +36,22 @@ static int ff2_len(unsigned char m, unsigned char sib)
 
 int callsite_classify(struct space *s, uint64_t ret, uint64_t *target)
 {
-	unsigned char b[8];
+	unsigned char b[8], probe;
 	int32_t rel;
 	int k, len;
 
 	if (ret < sizeof(b) || space_read(s, ret - sizeof(b), b, sizeof(b)) < 0)
 		return CALLSITE_NONE;
+	/*
+	 * e8 rel32, when it goes into an object: the bytes before an
+	 * indirect call can read as one too (a mov whose displacement holds
+	 * e8), whose target is then nowhere. Such a reading is not taken.
+	 */
 	if (b[3] == 0xe8) {
 		memcpy(&rel, b + 4, sizeof(rel));
 		*target = ret + (uint64_t)(int64_t)rel;
-		return CALLSITE_DIRECT;
+		if (space_read(s, *target, &probe, 1) == 0)
+			return CALLSITE_DIRECT;
 	}
 	/* ff /2 of length len ends at ret: opcode at 8-len, ModRM after it. */
 	for (len = 2; len <= 7; len++) {

@@ -12,8 +12,9 @@
  *    the live target; an address outside every object is not a call site;
  *  - decoding backwards is ambiguous, so the answer is "the bytes before
  *    ret can be read as a call ending at ret", checked for the direct form
- *    (e8 rel32) and the indirect forms compilers emit (ff /2 with every
- *    ModRM/SIB/displacement length, with or without a REX prefix);
+ *    (e8 rel32, only when its target is inside an object) and the
+ *    indirect forms compilers emit (ff /2 with every ModRM/SIB/
+ *    displacement length, with or without a REX prefix);
  *  - pure: no state, no allocation.
  */
 #include <stdint.h>

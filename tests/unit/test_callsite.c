@@ -74,6 +74,30 @@ static void test_indirect_memory(void **state)
 	assert_int_equal(callsite_classify(*state, seen_ret, &target), CALLSITE_INDIRECT);
 }
 
+/*
+ * The bytes before an indirect call that also read as e8 rel32: a mov
+ * whose displacement holds e8 (as the ASan build of this very test laid
+ * out test_indirect_register once). The direct reading goes nowhere, so
+ * the call is the indirect one; an e8 whose target is in an object is
+ * still a direct call.
+ */
+static const unsigned char mov_e8_then_call_rax[] = {
+	0x48, 0x8b, 0x05, 0xd2, 0xe8, 0x02, 0x00, /* mov 0x2e8d2(%rip),%rax */
+	0xff, 0xd0,                               /* call *%rax */
+};
+static const unsigned char call_rel0[] = { 0x90, 0x90, 0x90, 0xe8, 0, 0, 0, 0 };
+
+static void test_direct_reading_nowhere(void **state)
+{
+	uint64_t target = 0;
+	uintptr_t end = (uintptr_t)mov_e8_then_call_rax + sizeof(mov_e8_then_call_rax);
+
+	assert_int_equal(callsite_classify(*state, end, &target), CALLSITE_INDIRECT);
+	end = (uintptr_t)call_rel0 + sizeof(call_rel0);
+	assert_int_equal(callsite_classify(*state, end, &target), CALLSITE_DIRECT);
+	assert_int_equal(target, end);
+}
+
 static void test_not_call_sites(void **state)
 {
 	uint64_t target = 0;
@@ -102,6 +126,7 @@ int main(void)
 		cmocka_unit_test(test_direct),
 		cmocka_unit_test(test_indirect_register),
 		cmocka_unit_test(test_indirect_memory),
+		cmocka_unit_test(test_direct_reading_nowhere),
 		cmocka_unit_test(test_not_call_sites),
 		cmocka_unit_test(test_stub),
 	};
