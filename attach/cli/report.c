@@ -23,8 +23,8 @@
 
 #define JSON_MAX_KEYS 64 /* label keys listed; a program may invent more, which are cut */
 
-/* "sample" or "samples", "process" or "processes": the noun for a count of n. */
-#define PLURAL(n, word) ((n) == 1 ? word : !strcmp(word, "process") ? "processes" : word "s")
+/* The noun for a count of n: one, or many. */
+#define PLURAL(n, one, many) ((n) == 1 ? (one) : (many))
 
 void report_written(const struct options *o, const struct capture_report *rep, const char *path,
 		    const struct profile *prof)
@@ -38,23 +38,23 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 		note("stopped early by %s", strsignal(rep->stop_signal));
 	if ((rep->ptrace || rep->perf) && rep->processes)
 		note("wrote %s: %llu %s from %llu %s in %llu %s over %.2f s", where,
-		     (unsigned long long)rep->samples, PLURAL(rep->samples, "sample"),
-		     (unsigned long long)rep->threads, PLURAL(rep->threads, "thread"),
-		     (unsigned long long)rep->processes, PLURAL(rep->processes, "process"),
+		     (unsigned long long)rep->samples, PLURAL(rep->samples, "sample", "samples"),
+		     (unsigned long long)rep->threads, PLURAL(rep->threads, "thread", "threads"),
+		     (unsigned long long)rep->processes, PLURAL(rep->processes, "process", "processes"),
 		     (double)rep->duration_ns / 1e9);
 	else if (rep->ptrace || rep->perf)
 		note("wrote %s: %llu %s from %llu %s over %.2f s", where,
-		     (unsigned long long)rep->samples, PLURAL(rep->samples, "sample"),
-		     (unsigned long long)rep->threads, PLURAL(rep->threads, "thread"),
+		     (unsigned long long)rep->samples, PLURAL(rep->samples, "sample", "samples"),
+		     (unsigned long long)rep->threads, PLURAL(rep->threads, "thread", "threads"),
 		     (double)rep->duration_ns / 1e9);
 	else if (rep->processes)
 		note("wrote %s: %llu %s from %llu %s%s", where, (unsigned long long)rep->samples,
-		     PLURAL(rep->samples, "stack"), (unsigned long long)rep->processes,
-		     PLURAL(rep->processes, "process"),
+		     PLURAL(rep->samples, "stack", "stacks"), (unsigned long long)rep->processes,
+		     PLURAL(rep->processes, "process", "processes"),
 		     o->duration_given ? ", the change over the window" : "");
 	else
 		note("wrote %s: %llu %s%s", where, (unsigned long long)rep->samples,
-		     PLURAL(rep->samples, "stack"),
+		     PLURAL(rep->samples, "stack", "stacks"),
 		     o->duration_given ? ", the change over the window" : "");
 	/* Collapsed stacks carry bare numbers: say what they count. */
 	if (prof && o->format->bit == FORMAT_FOLDED) {
@@ -247,7 +247,7 @@ void report_top(const struct profile *prof, unsigned n, int fd)
 	buf_init(&b, 1 << 20);
 	if (top_write(prof, top_default_value(prof), n, &b) == 0 && b.len &&
 	    write(fd, b.data, b.len) < 0) {
-		/* stderr is gone; nothing to do */
+		/* the stream is gone; nothing to do */
 	}
 	buf_release(&b);
 }

@@ -195,13 +195,14 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 		 * was broken.
 		 */
 		if (clock) {
+			int ran;
+
 			snap->slept = t->slices != slices;
-			snap->ran_on = !snap->slept && cpu > before + SLIDE_NS &&
-				       (kicks_late(s) || fast_call((long)ur.orig_rax));
+			ran = !snap->slept && cpu > before + SLIDE_NS;
+			snap->ran_on = ran && (kicks_late(s) || fast_call((long)ur.orig_rax));
 			snap->slid = snap->ran_on && (!stopped_asleep((long)ur.orig_rax, (long)ur.rax) ||
 						      timer_sleep((long)ur.orig_rax));
-			snap->ran_to_sleep = !snap->slept && cpu > before + SLIDE_NS &&
-					     timer_sleep((long)ur.orig_rax);
+			snap->ran_to_sleep = ran && timer_sleep((long)ur.orig_rax);
 			s->stats.slid += (uint64_t)snap->slid;
 		} else {
 			snap->slept = stopped_asleep((long)ur.orig_rax, (long)ur.rax);
