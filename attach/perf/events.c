@@ -64,15 +64,39 @@ static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, in
 	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
 }
 
+/* The event's type and config, by what it samples (enum perf_event_what). */
+static void events_kind(const struct perf_cfg *c, struct perf_event_attr *a)
+{
+	switch (c->event) {
+	case PERF_EVENT_CLOCK:
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = c->scope == PERF_SCOPE_CPU ? PERF_COUNT_SW_CPU_CLOCK
+						       : PERF_COUNT_SW_TASK_CLOCK;
+		a->sample_period = c->period_ns;
+		/* An idle CPU's ticks are nobody's CPU time. */
+		a->exclude_idle = c->scope == PERF_SCOPE_CPU;
+		break;
+	case PERF_EVENT_SWITCH_OUT:
+	case PERF_EVENT_WAKING:
+		a->type = c->tp_id ? PERF_TYPE_TRACEPOINT : PERF_TYPE_SOFTWARE;
+		a->config = c->tp_id ? c->tp_id : PERF_COUNT_SW_CONTEXT_SWITCHES;
+		a->sample_period = 1;
+		break;
+	case PERF_EVENT_SWITCH_TIMES:
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_DUMMY;
+		a->context_switch = 1;
+		break;
+	}
+}
+
 static void events_attr(const struct perf_events *ev, struct perf_event_attr *a)
 {
 	const struct perf_cfg *c = &ev->cfg;
 
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = c->scope == PERF_SCOPE_CPU ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_SW_TASK_CLOCK;
-	a->sample_period = c->period_ns;
+	events_kind(c, a);
 	a->sample_type = ev->layout.sample_type;
 	a->sample_regs_user = ev->layout.regs_mask;
 	a->sample_stack_user = c->stack_bytes;
@@ -84,10 +108,9 @@ static void events_attr(const struct perf_events *ev, struct perf_event_attr *a)
 		a->exclude_callchain_user = 1;
 		a->sample_max_stack = (uint16_t)ev->chain_max;
 	}
-	/* An idle CPU's ticks are nobody's CPU time. */
-	a->exclude_idle = c->scope == PERF_SCOPE_CPU;
-	a->comm = 1;
-	a->comm_exec = 1;
+	/* Names (and execs) come with the samples; the waker's are read from /proc. */
+	a->comm = c->event != PERF_EVENT_WAKING;
+	a->comm_exec = a->comm;
 	/* Every record ends with its tid and time: an exec's is set against samples'. */
 	a->sample_id_all = 1;
 	a->inherit = c->scope == PERF_SCOPE_TASK;
@@ -299,9 +322,17 @@ int perf_events_init(struct perf_events *ev, const struct perf_cfg *cfg)
 	ev->cfg.stack_bytes &= ~7u;
 	if (ev->cfg.stack_bytes > PERF_STACK_MAX)
 		ev->cfg.stack_bytes = PERF_STACK_MAX;
-	ev->layout.sample_type = PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_PERIOD |
-				 PERF_LAYOUT_REGS_USER | PERF_LAYOUT_STACK_USER;
-	if (ev->cfg.kernel_chain && !ev->cfg.exclude_kernel) {
+	ev->layout.sample_type = PERF_LAYOUT_TID | PERF_LAYOUT_TIME;
+	if (cfg->event == PERF_EVENT_CLOCK)
+		ev->layout.sample_type |= PERF_LAYOUT_PERIOD;
+	if (cfg->event != PERF_EVENT_SWITCH_TIMES)
+		ev->layout.sample_type |= PERF_LAYOUT_REGS_USER | PERF_LAYOUT_STACK_USER;
+	else
+		ev->cfg.stack_bytes = 0;
+	if (cfg->tp_id && cfg->event != PERF_EVENT_CLOCK && cfg->event != PERF_EVENT_SWITCH_TIMES)
+		ev->layout.sample_type |= PERF_LAYOUT_RAW;
+	if (ev->cfg.kernel_chain && !ev->cfg.exclude_kernel &&
+	    cfg->event != PERF_EVENT_SWITCH_TIMES) {
 		char max[32];
 		long m;
 
@@ -312,7 +343,7 @@ int perf_events_init(struct perf_events *ev, const struct perf_cfg *cfg)
 		    (m = strtol(max, NULL, 10)) > 0 && m < (long)ev->chain_max)
 			ev->chain_max = (unsigned)m;
 	}
-	ev->layout.regs_mask = PERF_REGS_MASK;
+	ev->layout.regs_mask = (ev->layout.sample_type & PERF_LAYOUT_REGS_USER) ? PERF_REGS_MASK : 0;
 	ev->ring_bytes = cfg->ring_bytes;
 	ev->inherit_thread = 1;
 	if (ncpu < 1)
@@ -371,6 +402,17 @@ int perf_events_set_period(struct perf_events *ev, uint64_t period_ns)
 
 	for (i = 0; i < ev->nfds; i++)
 		if (ioctl(ev->fds[i], PERF_EVENT_IOC_PERIOD, &period_ns) < 0)
+			r = -1;
+	return r;
+}
+
+int perf_events_filter(struct perf_events *ev, const char *filter)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < ev->nfds; i++)
+		if (ioctl(ev->fds[i], PERF_EVENT_IOC_SET_FILTER, filter) < 0)
 			r = -1;
 	return r;
 }

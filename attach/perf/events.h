@@ -41,9 +41,25 @@
 /* The x86_64 user registers a sample carries: ax..ip and r8..r15 (no flags, no segments). */
 #define PERF_REGS_MASK 0xff01ffull
 
+/*
+ * What an event samples (perf_cfg.event). The switch events are per
+ * thread (PERF_SCOPE_TASK) and kernel-mode: they need exclude_kernel 0.
+ */
+enum perf_event_what {
+	PERF_EVENT_CLOCK,      /* a sample every period_ns of CPU (the cpu kind) */
+	PERF_EVENT_SWITCH_OUT, /* a sample at each switch-out: the sched_switch tracepoint
+				  (tp_id, with its fields as raw data) or, with tp_id 0, the
+				  context-switches software event */
+	PERF_EVENT_SWITCH_TIMES, /* no samples: a PERF_REC_SWITCH at each switch in and out */
+	PERF_EVENT_WAKING,     /* CPU scope: a sample at each sched_waking (tp_id), taken in
+				  the waker's context, the wakee's tid in the raw data */
+};
+
 struct perf_cfg {
 	pid_t pid;            /* the target process */
 	int scope;            /* PERF_SCOPE_* */
+	enum perf_event_what event;
+	uint64_t tp_id;       /* the tracepoint's id (tracefs), or 0 */
 	uint64_t period_ns;   /* a sample every this much CPU time */
 	uint32_t stack_bytes; /* user stack copied per sample: a multiple of 8, <= PERF_STACK_MAX */
 	int exclude_kernel;   /* sample user mode only (what perf_event_paranoid 2 allows) */
@@ -93,6 +109,13 @@ int perf_events_disable(struct perf_events *ev);
  * sampled). 0, or -1 when an event refused it.
  */
 int perf_events_set_period(struct perf_events *ev, uint64_t period_ns);
+
+/*
+ * Give every event a tracepoint filter (PERF_EVENT_IOC_SET_FILTER, the
+ * kernel's filter language): records it rejects are never written.
+ * 0, or -1 when an event refused it.
+ */
+int perf_events_filter(struct perf_events *ev, const char *filter);
 
 /* Close every event and unmap every ring. */
 void perf_events_release(struct perf_events *ev);

@@ -10,6 +10,8 @@
 #include "attach/perf/ring.h"
 
 #define MISC_COMM_EXEC (1u << 13) /* PERF_RECORD_MISC_COMM_EXEC */
+#define MISC_SWITCH_OUT (1u << 13) /* PERF_RECORD_MISC_SWITCH_OUT */
+#define MISC_SWITCH_PREEMPT (1u << 14) /* PERF_RECORD_MISC_SWITCH_OUT_PREEMPT */
 
 /* linux/perf_event.h's x86_64 register numbers (asm/perf_regs.h). */
 enum {
@@ -29,7 +31,8 @@ static const int8_t dwarf_of[XR_COUNT] = {
 
 #define LAYOUT_KNOWN                                                                       \
 	(PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_CPU | PERF_LAYOUT_PERIOD |       \
-	 PERF_LAYOUT_CALLCHAIN | PERF_LAYOUT_REGS_USER | PERF_LAYOUT_STACK_USER)
+	 PERF_LAYOUT_CALLCHAIN | PERF_LAYOUT_RAW | PERF_LAYOUT_REGS_USER |                \
+	 PERF_LAYOUT_STACK_USER)
 
 /* A cursor over one record's bytes. */
 struct cursor {
@@ -173,6 +176,17 @@ int ring_parse_sample(const struct perf_layout *l, const unsigned char *rec, siz
 		c.p += v * 8;
 		c.left -= v * 8;
 	}
+	if (l->sample_type & PERF_LAYOUT_RAW) {
+		uint32_t raw;
+
+		/* A u32 size, then the bytes (padded by the kernel to a multiple of 8 with the size). */
+		if (take(&c, &raw, sizeof(raw)) < 0 || raw > c.left || raw > PERF_RAW_MAX)
+			return -1;
+		s->raw = raw ? c.p : NULL;
+		s->raw_len = raw;
+		c.p += raw;
+		c.left -= raw;
+	}
 	if (l->sample_type & PERF_LAYOUT_REGS_USER) {
 		if (take_u64(&c, &s->abi) < 0)
 			return -1;
@@ -202,6 +216,28 @@ int ring_parse_sample(const struct perf_layout *l, const unsigned char *rec, siz
 				s->stack = NULL;
 		}
 	}
+	return 0;
+}
+
+int ring_parse_switch(const struct perf_layout *l, const unsigned char *rec, size_t len,
+		      struct perf_switch *sw)
+{
+	uint32_t two[2];
+	uint16_t misc;
+
+	memset(sw, 0, sizeof(*sw));
+	if (ring_record_type(rec, len) != PERF_REC_SWITCH || !(l->sample_type & PERF_LAYOUT_TID) ||
+	    ring_record_time(l, rec, len, &sw->time) < 0)
+		return -1;
+	/* The record has no body: its sample_id (TID, TIME, ...) follows the header. */
+	if (len < 8 + sizeof(two))
+		return -1;
+	memcpy(two, rec + 8, sizeof(two));
+	sw->pid = two[0];
+	sw->tid = two[1];
+	memcpy(&misc, rec + 4, sizeof(misc));
+	sw->out = !!(misc & MISC_SWITCH_OUT);
+	sw->preempt = sw->out && (misc & MISC_SWITCH_PREEMPT);
 	return 0;
 }
 

@@ -41,6 +41,7 @@
 #define PERF_REC_UNTHROTTLE 6
 #define PERF_REC_FORK 7
 #define PERF_REC_SAMPLE 9
+#define PERF_REC_SWITCH 14
 
 /* The sample fields a layout may hold (linux/perf_event.h's PERF_SAMPLE_*). */
 #define PERF_LAYOUT_TID (1u << 1)
@@ -51,6 +52,8 @@
 #define PERF_CHAIN_MAX 127 /* kernel frames a sample may carry (the kernel's default limit) */
 #define PERF_LAYOUT_REGS_USER (1u << 12)
 #define PERF_LAYOUT_STACK_USER (1u << 13)
+#define PERF_LAYOUT_RAW (1u << 10)   /* a tracepoint's own fields */
+#define PERF_RAW_MAX 4096            /* raw bytes a sample may carry */
 
 /* What a sample record holds: the event's sample_type and sample_regs_user. */
 struct perf_layout {
@@ -65,6 +68,8 @@ struct perf_sample {
 	uint64_t period;
 	const unsigned char *chain;      /* the call chain's nchain u64 entries, or NULL */
 	uint64_t nchain;                 /* at most PERF_CHAIN_MAX */
+	const unsigned char *raw;        /* a tracepoint's record, raw_len bytes, or NULL */
+	uint32_t raw_len;                /* at most PERF_RAW_MAX */
 	uint64_t abi;                    /* 0: no user registers (a kernel thread) */
 	uint64_t regs[PERF_MAX_REGS];    /* in mask order, when abi != 0 */
 	unsigned nregs;
@@ -115,6 +120,21 @@ int ring_parse_lost(const unsigned char *rec, size_t len, uint64_t *lost);
  */
 int ring_parse_comm(const unsigned char *rec, size_t len, uint32_t *pid, uint32_t *tid,
 		    char name[16], int *exec);
+
+/* A PERF_REC_SWITCH record (context_switch events, task scope). */
+struct perf_switch {
+	uint32_t pid, tid;    /* the thread switched (the record's sample_id) */
+	uint64_t time;
+	int out;              /* switched out; else in */
+	int preempt;          /* switched out while runnable (Linux 4.17 and later say so) */
+};
+
+/*
+ * Parse a PERF_REC_SWITCH of layout l (which must hold TID and TIME: they
+ * come in the record's sample_id). 0, or -1 when it is malformed.
+ */
+int ring_parse_switch(const struct perf_layout *l, const unsigned char *rec, size_t len,
+		      struct perf_switch *sw);
 
 /*
  * The registers of a sample with x86_64 perf register mask mask, as the

@@ -34,8 +34,7 @@ static void pcap_release(struct pcap *c)
 	altstack_release(&c->alt);
 	stackhole_release(&c->hole);
 	labelsrc_free(c->lab);
-	free(c->name);
-	u64map_release(&c->names);
+	tnames_release(&c->names);
 	settle_release(&c->settle);
 	u64map_release(&c->cpu0);
 	u64map_release(&c->slices0);
@@ -114,7 +113,7 @@ struct pcap *pfam_adopt_one(struct pfam *f, pid_t pid, const char *comm, uint64_
 			*nl = 0;
 		c->comm = c->comm_buf;
 	}
-	u64map_init(&c->names, NAMES_MAX);
+	tnames_init(&c->names, pid, c->comm);
 	settle_init(&c->settle);
 	u64map_init(&c->cpu0, NAMES_MAX);
 	u64map_init(&c->slices0, NAMES_MAX);

@@ -31,6 +31,7 @@
 #include "attach/source/record.h"
 #include "attach/source/result.h"
 #include "attach/source/settle.h"
+#include "attach/source/tnames.h"
 #include "attach/source/source.h"
 #include "common/u64map.h"
 
@@ -57,9 +58,7 @@ struct pcap {
 	struct label_src *lab;     /* the program's labels */
 	struct perf_stats *st;     /* the report's, shared by the family */
 	unsigned labels;
-	struct u64map names;       /* tid -> 1 + index in name[] */
-	char (*name)[16];
-	size_t nname, capname;
+	struct tnames names;       /* its threads' names */
 	struct settle settle;      /* what each thread's samples weigh; the clocks at the end */
 	uint64_t all_samples;      /* every sample, the target's or not */
 	uint64_t exiting_ns;       /* the weight of samples of threads past their exit (no tid) */

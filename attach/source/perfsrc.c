@@ -43,7 +43,6 @@
 #include "model/profile.h"
 #include "unwind/kallsyms.h"
 
-#define NAMES_MAX 65536         /* thread names kept; later threads get the process's */
 #define DRAIN_MS 100            /* read the rings at least this often */
 #define DRAIN_MIN_MS 2          /* ... and no more often than this when they fill fast */
 #define PROGRESS_NS 250000000ull
@@ -93,34 +92,10 @@ static void pcap_jitter(struct pcap *c)
 						  (1.0 - PERIOD_JITTER + 2.0 * PERIOD_JITTER * u)));
 }
 
-/* tid's name: kept from earlier, else read now, else the process's. */
+/* tid's name (tnames.h). */
 static const char *pcap_name(struct pcap *c, uint32_t tid)
 {
-	char path[64], buf[32], *nl;
-	uint64_t i;
-
-	if (u64map_get(&c->names, tid, &i))
-		return c->name[i - 1];
-	if (c->nname == c->capname) {
-		size_t n = c->capname ? c->capname * 2 : 64;
-		char(*v)[16] = n <= NAMES_MAX ? realloc(c->name, n * sizeof(*v)) : NULL;
-
-		if (!v)
-			return c->comm;
-		c->name = v;
-		c->capname = n;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)c->pid, tid);
-	/* A thread that already ended had its creator's name: most often the process's. */
-	if (proc_read(path, buf, sizeof(buf)) <= 0)
-		snprintf(buf, sizeof(buf), "%s", c->comm);
-	if ((nl = strchr(buf, '\n')))
-		*nl = 0;
-	buf[sizeof(c->name[0]) - 1] = 0;
-	memcpy(c->name[c->nname], buf, sizeof(c->name[0]));
-	if (u64map_put(&c->names, tid, c->nname + 1) < 0)
-		return c->comm;
-	return c->name[c->nname++];
+	return tnames_get(&c->names, tid);
 }
 
 /* The labels the request asks for (l has CAPTURE_THREAD_LABELS). Returns how many. */
@@ -245,7 +220,7 @@ static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
 	struct pcap *root = f->m[0], *c;
 	struct perf_sample s;
 	uint32_t pid, tid;
-	uint64_t n, i, t;
+	uint64_t n, t;
 	char name[16];
 	int exec;
 
@@ -272,9 +247,8 @@ static void pcap_record(void *ctx, const unsigned char *rec, size_t len)
 			t = 0;
 		if (exec) {
 			pfam_exec(f, pid, t);
-		} else if ((c = pfam_find(f, pid, t ? t : UINT64_MAX)) &&
-			   u64map_get(&c->names, tid, &i)) {
-			memcpy(c->name[i - 1], name, sizeof(name));
+		} else if ((c = pfam_find(f, pid, t ? t : UINT64_MAX))) {
+			tnames_rename(&c->names, tid, name);
 		}
 		break;
 	case PERF_REC_THROTTLE:
@@ -552,7 +526,7 @@ static uint64_t pfam_threads(const struct pfam *f)
 	int i;
 
 	for (i = 0; i < f->n; i++)
-		n += f->m[i]->names.count;
+		n += tnames_count(&f->m[i]->names);
 	return n;
 }
 

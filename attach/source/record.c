@@ -354,21 +354,13 @@ void recorder_kernel(struct recorder *r, const char *const *names, unsigned n)
 			r->kids[r->nkids++] = id;
 }
 
-int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *img,
-		 const int64_t *values, const struct profile_label_in *labels, size_t nlabels)
+/* Unwind img into r->ids, the kernel's frames first: how many ids. */
+static size_t recorder_walk(struct recorder *r, const struct thread_image *img)
 {
 	unsigned flags = 0;
 	size_t i, n, k = 0;
 	uint64_t id;
 
-	watchdog_progress();
-	if (watchdog_cut()) {
-		/* A stop was asked: what is still queued keeps its weight
-		 * but is not unwound, so the profile is written in the grace. */
-		r->stats.not_unwound++;
-		r->nkids = 0;
-		return recorder_marker_sample(r, NOT_UNWOUND, values, labels, nlabels);
-	}
 	n = unwinder_unwind(r->unw, img, r->pcs, r->sig, r->max_depth, &flags);
 	if (r->nrefills && (flags & UNWIND_PARTIAL))
 		n = recorder_refill(r, img, n, &flags);
@@ -400,9 +392,53 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 		r->stats.recovered++;
 	r->stats.stacks++;
 	r->stats.frames += n;
+	return k;
+}
+
+int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *img,
+		 const int64_t *values, const struct profile_label_in *labels, size_t nlabels)
+{
+	size_t k;
+
+	watchdog_progress();
+	if (watchdog_cut()) {
+		/* A stop was asked: what is still queued keeps its weight
+		 * but is not unwound, so the profile is written in the grace. */
+		r->stats.not_unwound++;
+		r->nkids = 0;
+		return recorder_marker_sample(r, NOT_UNWOUND, values, labels, nlabels);
+	}
+	k = recorder_walk(r, img);
 	remember(r, key, k);
 	r->last_n = k;
-	if (profile_add_sample(r->prof, r->ids, k, values, labels, nlabels) < 0) {
+	return recorder_add_ids(r, r->ids, k, values, labels, nlabels);
+}
+
+size_t recorder_stack(struct recorder *r, const struct thread_image *img, uint64_t *ids)
+{
+	size_t k;
+
+	watchdog_progress();
+	if (watchdog_cut()) {
+		r->stats.not_unwound++;
+		r->nkids = 0;
+		ids[0] = recorder_marker(r, NOT_UNWOUND);
+		return ids[0] != 0;
+	}
+	k = recorder_walk(r, img);
+	memcpy(ids, r->ids, k * sizeof(*ids));
+	return k;
+}
+
+uint64_t recorder_marker_id(struct recorder *r, const char *marker)
+{
+	return recorder_marker(r, marker);
+}
+
+int recorder_add_ids(struct recorder *r, const uint64_t *ids, size_t n, const int64_t *values,
+		     const struct profile_label_in *labels, size_t nlabels)
+{
+	if (profile_add_sample(r->prof, ids, n, values, labels, nlabels) < 0) {
 		r->stats.failed++;
 		return -1;
 	}

@@ -117,6 +117,22 @@ int recorder_add_pcs(struct recorder *r, const uint64_t *pcs, size_t n, int trun
 #define RECORD_KERNEL_MAX 64
 void recorder_kernel(struct recorder *r, const char *const *names, unsigned n);
 
+/*
+ * A stack kept by its caller for a sample added later (an off-CPU wait is
+ * weighed when it ends): img unwound, with the kernel frames of
+ * recorder_kernel(), into location ids, as recorder_add() would record
+ * it. ids has room for RECORD_IDS_MAX; returns how many (0: none).
+ */
+#define RECORD_IDS_MAX (RECORD_MAX_DEPTH + 1 + RECORD_KERNEL_MAX)
+size_t recorder_stack(struct recorder *r, const struct thread_image *img, uint64_t *ids);
+
+/* The location id of a marker frame (a name in brackets, no mapping), or 0. */
+uint64_t recorder_marker_id(struct recorder *r, const char *marker);
+
+/* Add a sample whose stack is ids[0..n) (leaf first), as recorder_stack() gave them. 0 or -1. */
+int recorder_add_ids(struct recorder *r, const uint64_t *ids, size_t n, const int64_t *values,
+		     const struct profile_label_in *labels, size_t nlabels);
+
 /* Add a sample whose only frame is a marker naming what happened. 0 or -1. */
 int recorder_marker_sample(struct recorder *r, const char *marker, const int64_t *values,
 			   const struct profile_label_in *labels, size_t nlabels);
