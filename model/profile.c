@@ -449,13 +449,17 @@ size_t profile_nstrings(const struct profile *p)
 
 int profile_own_label(const char *key)
 {
-	static const char *const own[PROFILE_OWN_LABELS] = { "thread",	"tid", "state",
-							     "syscall", "pid", "process" };
+	static const char *const own[PROFILE_OWN_LABELS] = { "thread", "tid",	  "state",
+							     "syscall", "pid", "process",
+							     "waker" };
 	int i;
 
 	for (i = 0; i < PROFILE_OWN_LABELS; i++)
 		if (!strcmp(key, own[i]))
 			return i;
+	/* The waker's tid goes with its name. */
+	if (!strcmp(key, "waker_tid"))
+		return PROFILE_OWN_LABELS - 1;
 	return -1;
 }
 

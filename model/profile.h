@@ -180,12 +180,12 @@ int profile_add_sample(struct profile *p, const uint64_t *location_ids, size_t n
 
 /*
  * The labels cprof gives samples itself, in this order: "thread", "tid",
- * "state", "syscall", "pid", "process" (attach/source's LABEL_* bits are
- * 1 << index). A program's label with one of these keys is dropped (the
+ * "state", "syscall", "pid", "process", "waker" (and "waker_tid", which
+ * goes with it) (attach/source's LABEL_* bits are 1 << index). A program's label with one of these keys is dropped (the
  * CPU settling finds samples by "tid"), and the writers tell them from
  * the program's own. The index of key, or -1.
  */
-#define PROFILE_OWN_LABELS 6
+#define PROFILE_OWN_LABELS 7
 int profile_own_label(const char *key);
 
 /* Read access for writers. Arrays stay valid until the next add. */

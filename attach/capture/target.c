@@ -261,9 +261,14 @@ int target_secure_exec(pid_t pid)
 void target_say_capture(pid_t pid, const char *comm, int children, const char *what,
 			uint64_t duration_ns, uint64_t period_ns, const char *how)
 {
-	note("profiling %d (%s)%s: %s for %.3gs at %.0f Hz%s%s", (int)pid, comm,
-	     children ? " and its descendants" : "", what, (double)duration_ns / 1e9,
-	     1e9 / (double)period_ns, how ? "; " : "", how ? how : "");
+	char hz[32] = "";
+
+	/* A source on events, not a clock, has no rate to say. */
+	if (period_ns)
+		snprintf(hz, sizeof(hz), " at %.0f Hz", 1e9 / (double)period_ns);
+	note("profiling %d (%s)%s: %s for %.3gs%s%s%s", (int)pid, comm,
+	     children ? " and its descendants" : "", what, (double)duration_ns / 1e9, hz,
+	     how ? "; " : "", how ? how : "");
 }
 
 int target_gone_before(pid_t pid, const char *comm)

@@ -48,6 +48,22 @@ static int takes_sampler(const struct kind *k)
 	return !!(kind_takes(k) & KIND_TAKES_SAMPLER);
 }
 
+static int takes_waits(const struct kind *k)
+{
+	return !!(kind_takes(k) & KIND_TAKES_WAITS);
+}
+
+/* --min-wait DUR: waits shorter than this go to one frame per thread. */
+static int set_min_wait(struct options *o, struct given *g, const struct optdef *d,
+			const char *arg)
+{
+	(void)d;
+	if (parse_duration(arg, &o->min_wait_ns) < 0)
+		return error("invalid --min-wait \"%s\": expected a duration (100us, 1ms)", arg);
+	g->waits = "--min-wait";
+	return 0;
+}
+
 static int set_pid(struct options *o, struct given *g, const struct optdef *d, const char *arg)
 {
 	uint64_t v;
@@ -239,7 +255,7 @@ static int set_debug_dir(struct options *o, struct given *g, const struct optdef
 /* A flag: the int field of struct options the row names. */
 static int set_flag(struct options *o, struct given *g, const struct optdef *d, const char *arg)
 {
-	(void)g, (void)arg;
+	(void)arg;
 	switch (d->key) {
 	case OPT_STATS: o->stats = 1; break;
 	case OPT_CHILDREN: o->children = 1; break;
@@ -247,6 +263,7 @@ static int set_flag(struct options *o, struct given *g, const struct optdef *d, 
 	case OPT_NO_LINE_CACHE: o->no_line_cache = 1; break;
 	case OPT_NO_KERNEL: o->no_kernel = 1; break;
 	case OPT_LINES: o->frame_lines = 1; break;
+	case OPT_WAKER_STACKS: o->waker_stacks = 1; g->waits = "--waker-stacks"; break;
 	case 'q': o->quiet = 1; break;
 	}
 	return 0;
@@ -443,6 +460,17 @@ static const struct optdef rows[] = {
 	  "sample's kernel call chain; threads and wall, the\n"
 	  "kernel stack a sleeping thread is blocked in)",
 	  NULL, NULL, OPTGROUP_MAIN },
+	{ "min-wait", OPT_MIN_WAIT, "DUR", set_min_wait,
+	  "%K: waits shorter than DUR (100us, 1ms) are not\n"
+	  "samples of their own: each thread's go to one frame,\n"
+	  "\"[waits under N us]\", with their count and total\n"
+	  "(default: every wait is a sample)",
+	  takes_waits, NULL, OPTGROUP_MAIN },
+	{ "waker-stacks", OPT_WAKER_STACKS, NULL, set_flag,
+	  "%K: above each wait's stack, a \"[woken by]\" frame\n"
+	  "and the stack of the thread that woke it, as root\n"
+	  "frames (the waker label names it in any case)",
+	  takes_waits, NULL, OPTGROUP_MAIN },
 	{ "debug-dir", OPT_DEBUG_DIR, "DIR", set_debug_dir,
 	  "also look for debug files here, by build ID\n"
 	  "(DIR/.build-id/xx/rest.debug, DIR/NAME.debug, DIR/NAME)\n"

@@ -157,6 +157,9 @@ int options_check(struct options *o, const struct given *g)
 		return error("option \"--sampler\" does not apply to %s profiles, whose sampler "
 			     "is fixed",
 			     o->kind->name);
+	if (g->waits && !(kind_takes(o->kind) & KIND_TAKES_WAITS))
+		return error("option \"%s\" does not apply to %s profiles, only to those of "
+			     "waits off the CPU (-t offcpu)", g->waits, o->kind->name);
 	if (g->hz && !(kind_takes(o->kind) & KIND_TAKES_HZ))
 		return error("option \"-F\" does not apply to %s profiles, which are not sampled "
 			     "by time",

@@ -58,6 +58,8 @@ struct options {
 	int no_lines;             /* --no-lines: function names only, no source lines */
 	int no_line_cache;        /* --no-line-cache: every line from DWARF, none kept */
 	int no_kernel;            /* --no-kernel: no kernel frames */
+	uint64_t min_wait_ns;     /* --min-wait: shorter waits to one frame per thread */
+	int waker_stacks;         /* --waker-stacks */
 	int frame_lines;          /* --lines: folded and svg frames are "function (file:line)" */
 	/* --group-by: label keys whose values are the root frames (folded, svg); NULL-ended */
 	const char *group_by[FOLDED_MAX_GROUP + 1];
@@ -70,6 +72,7 @@ struct options {
 /* What the command line gave, for the checks after it is read. */
 struct given {
 	int pid, timing, hz, count, sampler;
+	const char *waits;     /* an offcpu-only option given (its name), or NULL */
 	const char *push_only; /* an option that needs --push (its long name), when one was given */
 };
 

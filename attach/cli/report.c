@@ -36,7 +36,12 @@ void report_written(const struct options *o, const struct capture_report *rep, c
 		return;
 	if (rep->stop_signal)
 		note("stopped early by %s", strsignal(rep->stop_signal));
-	if ((rep->ptrace || rep->perf) && rep->processes)
+	if (rep->offcpu)
+		note("wrote %s: %llu %s from %llu %s over %.2f s", where,
+		     (unsigned long long)rep->samples, PLURAL(rep->samples, "wait", "waits"),
+		     (unsigned long long)rep->threads, PLURAL(rep->threads, "thread", "threads"),
+		     (double)rep->duration_ns / 1e9);
+	else if ((rep->ptrace || rep->perf) && rep->processes)
 		note("wrote %s: %llu %s from %llu %s in %llu %s over %.2f s", where,
 		     (unsigned long long)rep->samples, PLURAL(rep->samples, "sample", "samples"),
 		     (unsigned long long)rep->threads, PLURAL(rep->threads, "thread", "threads"),
@@ -101,6 +106,34 @@ static void report_lines(const struct record_stats *rec)
 		(unsigned long long)rec->lines_addrs, (unsigned long long)rec->lines_found,
 		(unsigned long long)rec->lines_objects, (unsigned long long)rec->lines_cached,
 		(unsigned long long)rec->lines_dwarf, rec->lines_ns / 1e6, rec->lines_cpu_ns / 1e6);
+}
+
+/* An off-CPU capture's figures (offcpusrc.c). */
+static void report_offcpu(const struct capture_report *r)
+{
+	const struct offcpu_stats *f = &r->off;
+
+	fprintf(stderr,
+		"cprof-attach: stats: %llu switches of %llu threads (%s), %llu waits (%llu under "
+		"--min-wait, %llu without their stack, %llu threads asleep throughout), %llu "
+		"with a waker of %llu wake-ups read; lost: %llu switch records, %llu switch-out "
+		"stacks, %llu wake-ups, %llu events past the queue; throttled %llu times\n",
+		(unsigned long long)f->switches, (unsigned long long)f->threads_opened,
+		f->tracepoint ? "sched_switch" : "context-switches event",
+		(unsigned long long)f->waits, (unsigned long long)f->short_waits,
+		(unsigned long long)f->no_stack, (unsigned long long)f->unswitched,
+		(unsigned long long)f->woken, (unsigned long long)f->wakes,
+		(unsigned long long)f->lost_switches, (unsigned long long)f->lost_stacks,
+		(unsigned long long)f->lost_wakes, (unsigned long long)f->dropped,
+		(unsigned long long)f->throttled);
+	fprintf(stderr,
+		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu partial, %llu "
+		"with kernel frames, %u stack bytes a sample; own CPU %.3fs over %.3fs\n",
+		(unsigned long long)r->rec.stacks,
+		r->rec.stacks ? (double)r->rec.frames / (double)r->rec.stacks : 0.0,
+		(unsigned long long)r->rec.partial, (unsigned long long)f->kernel_stacks,
+		f->stack_bytes, r->cpu_self_s, (double)r->duration_ns / 1e9);
+	report_partial(&r->rec);
 }
 
 /* The perf source's lines. */
@@ -169,6 +202,10 @@ void report_stats(const struct capture_report *r)
 	}
 	if (r->perf) {
 		report_perf(r);
+		return;
+	}
+	if (r->offcpu) {
+		report_offcpu(r);
 		return;
 	}
 	if (!r->ptrace) {
@@ -337,7 +374,9 @@ int report_json_open(const struct options *o, const struct target *t,
 			       o->kind->name, (int)t->pid, number, code,
 			       (unsigned long long)rep->samples,
 			       (unsigned long long)(rep->ptrace ? rep->sm.lost + rep->sm.stats.stop_timeouts
-					: rep->perf ? rep->pf.lost : rep->seg_dropped),
+					: rep->perf ? rep->pf.lost
+					: rep->offcpu ? rep->off.lost_switches + rep->off.dropped
+					: rep->seg_dropped),
 			       (double)rep->duration_ns / 1e9, (unsigned long long)rep->threads,
 			       (unsigned long long)rep->start_real_ns,
 			       rep->gone || rep->execed ? "true" : "false");
@@ -347,7 +386,16 @@ int report_json_open(const struct options *o, const struct target *t,
 	if (r == 0)
 		r = buf_printf(b, ",\"kernel_stacks\":%llu",
 			       (unsigned long long)(rep->ptrace ? rep->sm.stats.kstacks
-					: rep->perf ? rep->pf.kernel_chains : 0));
+					: rep->perf ? rep->pf.kernel_chains
+					: rep->offcpu ? rep->off.kernel_stacks : 0));
+	if (r == 0 && rep->offcpu)
+		r = buf_printf(b, ",\"switches\":%llu,\"waits_no_stack\":%llu,\"lost_stacks\":%llu,"
+			       "\"woken\":%llu,\"states\":%s",
+			       (unsigned long long)rep->off.switches,
+			       (unsigned long long)rep->off.no_stack,
+			       (unsigned long long)rep->off.lost_stacks,
+			       (unsigned long long)rep->off.woken,
+			       rep->off.tracepoint ? "true" : "false");
 	if (r == 0 && rep->sampler) {
 		r = buf_printf(b, ",\"sampler\":\"%s\",\"sampler_reason\":", rep->sampler);
 		if (r == 0)

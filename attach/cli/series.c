@@ -53,6 +53,8 @@ static void series_request(const struct options *o, const struct target *t,
 	q->sampler = o->sampler;
 	q->children = o->children;
 	q->kernel = !o->no_kernel;
+	q->min_wait_ns = o->min_wait_ns;
+	q->waker_stacks = o->waker_stacks;
 	q->quiet = o->quiet;
 	q->progress = o->progress ? report_progress : NULL;
 	q->debug = debug;

@@ -68,6 +68,18 @@ static const struct kind kinds[] = {
 			   .period_type = { "wall", "nanoseconds" } },
 	},
 	{
+		.name = "offcpu",
+		.help = "where threads wait off the CPU, each wait weighted by its length, with "
+			"why (sleeping, disk wait, preempted) and who woke them (perf events; "
+			"root or CAP_PERFMON, or kernel.perf_event_paranoid <= 1)",
+		.source = &source_offcpu,
+		.duration = DURATION_WINDOW,
+		.labels = LABEL_THREAD | LABEL_TID | LABEL_STATE | LABEL_WAKER,
+		.formats = FORMAT_STACKS,
+		.types = { .sample = { { "switches", "count" }, { "offcpu", "nanoseconds" } },
+			   .period_type = { "offcpu", "nanoseconds" } },
+	},
+	{
 		.name = "threads",
 		.help = "one snapshot of every thread's stack (like Go's goroutine profile)",
 		.source = &source_ptrace,
@@ -159,5 +171,7 @@ unsigned kind_takes(const struct kind *k)
 		t |= KIND_TAKES_CHILDREN;
 	if (k->source->can & SOURCE_SAMPLER)
 		t |= KIND_TAKES_SAMPLER;
+	if (k->source->can & SOURCE_WAITS)
+		t |= KIND_TAKES_WAITS;
 	return t;
 }

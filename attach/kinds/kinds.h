@@ -50,6 +50,7 @@ struct kind {
 #define KIND_TAKES_HZ 1u       /* it samples on a clock */
 #define KIND_TAKES_CHILDREN 2u /* its source can take descendants */
 #define KIND_TAKES_SAMPLER 4u  /* its source chooses a sampler (--sampler) */
+#define KIND_TAKES_WAITS 8u    /* it weighs waits off the CPU (--min-wait, --waker-stacks) */
 
 /* The kind called name, or NULL. */
 const struct kind *kind_find(const char *name);

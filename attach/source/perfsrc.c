@@ -27,6 +27,7 @@
 #include "attach/perf/stackhole.h"
 #include "attach/perf/perfaccess.h"
 #include "attach/perf/events.h"
+#include "attach/perf/kchain.h"
 #include "attach/source/capture.h"
 #include "attach/source/children.h"
 #include "attach/source/labelsrc.h"
@@ -112,27 +113,12 @@ static size_t pcap_process_labels(const struct pcap *c, struct profile_label_in 
 				     c->comm, l);
 }
 
-/*
- * The kernel part of s's call chain, named, for the recorder: context
- * markers (PERF_CONTEXT_*, the top 4095 values) are left out, and so is
- * an address the kernel's table does not name.
- */
+/* The kernel part of s's call chain, named (kchain.h), for the recorder. */
 static void pcap_kernel(struct pcap *c, const struct perf_sample *s)
 {
-	const struct kallsyms *k = kallsyms_get();
 	const char *names[PERF_CHAIN_MAX];
-	unsigned n = 0;
-	uint64_t ip, i;
+	unsigned n = kchain_names(s, names, PERF_CHAIN_MAX);
 
-	if (!k)
-		return;
-	for (i = 0; i < s->nchain; i++) {
-		memcpy(&ip, s->chain + 8 * i, sizeof(ip));
-		if (ip >= (uint64_t)-4095)
-			continue;
-		if ((names[n] = kallsyms_name(k, ip)))
-			n++;
-	}
 	c->st->kernel_chains += n > 0;
 	recorder_kernel(c->rec, names, n);
 }

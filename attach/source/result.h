@@ -51,6 +51,29 @@ struct perf_stats {
 	double scale_min, scale_max; /* the factors, clock over samples */
 };
 
+/* An off-CPU capture's figures (offcpusrc.c). */
+struct offcpu_stats {
+	uint64_t switches;         /* switch-outs of the target's threads */
+	uint64_t samples;          /* switch-out samples (stacks) read */
+	uint64_t waits;            /* waits made samples (or counted short) */
+	uint64_t short_waits;      /* ... under --min-wait, one frame per thread */
+	uint64_t no_stack;         /* waits whose stack was lost (ring full, throttled) */
+	uint64_t unswitched;       /* threads never switched, asleep (or queued) throughout */
+	uint64_t wakes, woken;     /* wake-ups read; waits with a waker */
+	uint64_t lost_switches;    /* switch records the kernel dropped: time not counted */
+	uint64_t lost_stacks;      /* switch-out samples dropped */
+	uint64_t lost_wakes;
+	uint64_t dropped;          /* events past the queue's cap */
+	uint64_t throttled;        /* times the kernel throttled the switch-out samples */
+	uint64_t no_regs, corrupt;
+	uint64_t kernel_stacks;    /* stacks with kernel frames */
+	uint64_t wakers_unfollowed; /* threads past the wake-up filter's cap */
+	uint64_t threads_opened;
+	uint32_t stack_bytes;
+	int tracepoint;            /* the switch-outs came from sched_switch (states told apart) */
+	int filter_failed;         /* the kernel refused the wake-up filter */
+};
+
 struct capture_report {
 	/* Every source fills these. */
 	uint64_t start_real_ns;    /* when the capture began, ns since the epoch */
@@ -74,6 +97,9 @@ struct capture_report {
 	struct perf_stats pf;
 	/* The shim's segment. */
 	uint64_t seg_torn, seg_dropped;
+	/* An off-CPU capture's figures, when offcpu: */
+	int offcpu;
+	struct offcpu_stats off;
 };
 
 #endif

@@ -24,7 +24,7 @@
 
 _Static_assert(LABEL_THREAD == 1u << 0 && LABEL_TID == 1u << 1 && LABEL_STATE == 1u << 2 &&
 		       LABEL_SYSCALL == 1u << 3 && LABEL_PID == 1u << 4 &&
-		       LABEL_PROCESS == 1u << (PROFILE_OWN_LABELS - 1),
+		       LABEL_PROCESS == 1u << 5 && LABEL_WAKER == 1u << (PROFILE_OWN_LABELS - 1),
 	       "LABEL_* bits follow profile_own_label()'s order");
 
 unsigned capture_label_bit(const char *key)

@@ -41,6 +41,7 @@ struct target;
 #define LABEL_SYSCALL 8u /* "syscall": the call a sleeping thread sleeps in */
 #define LABEL_PID 16u    /* "pid": its process (numeric); --children */
 #define LABEL_PROCESS 32u /* "process": its process's name; --children */
+#define LABEL_WAKER 64u  /* "waker" and "waker_tid": who ended an off-CPU wait */
 
 /* The LABEL_* bit of the label called key, or 0 when no source adds it by bit. */
 unsigned capture_label_bit(const char *key);
@@ -96,6 +97,8 @@ struct capture_req {
 	const char *how;                  /* set by auto.c: the sampler and why, for the capture line */
 	int children;                     /* the process and all its descendants */
 	int kernel;                       /* kernel frames where the kernel gives them (not --no-kernel) */
+	uint64_t min_wait_ns;             /* offcpu: shorter waits go to one frame per thread */
+	int waker_stacks;                 /* offcpu: the waker's stack above a "[woken by]" frame */
 	int quiet;
 	capture_progress_fn *progress;    /* the live progress line, or NULL */
 	struct debuginfo *debug;          /* the run's debug files for source lines; NULL: none */
@@ -113,6 +116,7 @@ typedef int capture_fn(const struct capture_req *r, struct profile **out,
 #define SOURCE_CLOCK 1u    /* samples on a clock: --hz applies */
 #define SOURCE_CHILDREN 2u /* can take a process's descendants too (--children) */
 #define SOURCE_SAMPLER 4u  /* chooses between samplers: --sampler applies */
+#define SOURCE_WAITS 8u    /* weighs waits off the CPU: --min-wait, --waker-stacks apply */
 
 struct source {
 	const char *name;
@@ -122,7 +126,8 @@ struct source {
 
 extern const struct source source_ptrace;  /* ptrace.c */
 extern const struct source source_auto;    /* auto.c: perf or ptrace, by --sampler and the kernel */
-extern const struct source source_segment; /* shim.c */
+extern const struct source source_segment; /* segsrc.c */
+extern const struct source source_offcpu;  /* offcpusrc.c: switch and wake-up events */
 
 /*
  * The run's cache of debug files for source lines (unwind/debuginfo.h),
