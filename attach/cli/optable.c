@@ -490,8 +490,8 @@ static const struct optdef rows[] = {
 	{ "group-by", OPT_GROUP_BY, "KEYS", set_group_by,
 	  "folded and svg: the values of these sample labels\n"
 	  "(comma-separated, at most 4: thread, tid, state,\n"
-	  "syscall, pid, process, or the program's own) as the\n"
-	  "root frames, \"KEY=VALUE\" or \"[no KEY]\"",
+	  "syscall, pid, process, waker, or the program's own)\n"
+	  "as the root frames, \"KEY=VALUE\" or \"[no KEY]\"",
 	  NULL, NULL, OPTGROUP_MAIN },
 	{ "stats", OPT_STATS, NULL, set_flag,
 	  "print the sampler chosen and why, and the profiler's\n"

@@ -28,6 +28,7 @@
 #include "attach/perf/events.h"
 #include "attach/perf/kchain.h"
 #include "attach/perf/perfaccess.h"
+#include "attach/perf/stackhole.h"
 #include "attach/perf/tracefs.h"
 #include "attach/source/capture.h"
 #include "attach/source/offwaits.h"
@@ -49,6 +50,13 @@
 #define WAKE_RING (2u << 20)   /* per CPU: wake-ups */
 #define PRESENT_MAX 65536      /* threads read at the start */
 #define READER_NICE -10
+/*
+ * Stack bytes a switch-out sample copies unless --stack-size says: a
+ * thread that switches tens of thousands of times a second would have
+ * the kernel copy 64 KiB at each (gigabytes a second, and the rings
+ * full); a deeper stack is read on from memory (stackhole.h).
+ */
+#define STACK_COPY (16u << 10)
 
 /* One capture's state. */
 struct offcap {
@@ -58,6 +66,7 @@ struct offcap {
 	struct tnames names;
 	struct offwaits w;
 	struct perf_events stacks, times, wakes;
+	struct stackhole hole;       /* the stack above the copy, read from memory */
 	int have_wakes;
 	struct tracefs_field prev_state, wakee; /* offsets in the raw data; size 0: none */
 	struct u64map cpu0;          /* tid -> CPU ns at the start (schedstat) */
@@ -482,6 +491,8 @@ static int off_open(struct offcap *o, const struct perf_access *a)
 	if (cfg.tp_id && tracefs_field("sched", "sched_switch", "prev_state", &o->prev_state) < 0)
 		cfg.tp_id = 0;
 	cfg.stack_bytes = q->stack_cap > PERF_STACK_MAX ? PERF_STACK_MAX : (uint32_t)q->stack_cap;
+	if (!q->stack_cap_given && cfg.stack_bytes > STACK_COPY)
+		cfg.stack_bytes = STACK_COPY;
 	cfg.ring_bytes = STACK_RING;
 	o->st->tracepoint = cfg.tp_id != 0;
 	if (perf_events_init(&o->stacks, &cfg) < 0)
@@ -579,6 +590,7 @@ static void off_release(struct offcap *o)
 	perf_events_release(&o->wakes);
 	offwaits_release(&o->w);
 	recorder_free(o->rec);
+	stackhole_release(&o->hole);
 	tnames_release(&o->names);
 	u64map_release(&o->cpu0);
 	u64map_release(&o->short_ns);
@@ -634,6 +646,8 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 		code = capture_map_failed(q->t, errno);
 		goto out;
 	}
+	if (stackhole_init(&o.hole, o.pid, q->stack_cap) == 0)
+		recorder_add_refill(o.rec, RECORDER_REFILL_ANY, stackhole_complete, &o.hole);
 	if ((code = off_open(&o, &a)) != EXIT_OK)
 		goto out;
 	target_say_capture(o.pid, q->t->comm, 0, q->what, q->duration_ns, 0,

@@ -2,10 +2,11 @@
 #define CPROF_SOURCE_H
 /*
  * source — where a profile's data comes from: the ptrace source (stop and
- * copy threads on a clock, ptrace.c), the perf source (the kernel samples
- * running threads into rings, perf.c), the choice between those two for
- * the cpu kind (auto.c), or the shim's segment (read libcprof.so's
- * buckets from outside, shim.c). A source
+ * copy threads on a clock, ptracesrc.c), the perf source (the kernel samples
+ * running threads into rings, perfsrc.c), the choice between those two for
+ * the cpu kind (auto.c), the off-CPU source (the kernel's switch and
+ * wake-up events, offcpusrc.c), or the shim's segment (read libcprof.so's
+ * buckets from outside, segsrc.c). A source
  * turns one request into one profile: the command line says what to
  * capture (a struct capture_req, built from the kinds table and the
  * options) and never learns how.
@@ -13,7 +14,7 @@
  * Invariants:
  *  - a source never includes the command line or the kinds table: all it
  *    needs is in the request, and the kind's behaviour comes as the
- *    policy (engine/sampler.h) or the view (views.h) the request names;
+ *    policy (ptrace/sampler.h) or the view (views.h) the request names;
  *  - the target is left as found on every path: nothing stays traced or
  *    stopped once capture() returns;
  *  - unwinding and symbolization happen on the calling thread, never while

@@ -22,7 +22,7 @@ static unsigned char scratch[PERF_REC_MAX];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct perf_layout layouts[2] = {
+	static const struct perf_layout layouts[4] = {
 		{ PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_PERIOD | PERF_LAYOUT_REGS_USER |
 			  PERF_LAYOUT_STACK_USER,
 		  PERF_REGS_MASK },
@@ -30,6 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_PERIOD | PERF_LAYOUT_CALLCHAIN |
 			  PERF_LAYOUT_REGS_USER | PERF_LAYOUT_STACK_USER,
 		  PERF_REGS_MASK },
+		/* Off-CPU: a tracepoint's raw data; the switch records' ring. */
+		{ PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_CALLCHAIN | PERF_LAYOUT_RAW |
+			  PERF_LAYOUT_REGS_USER | PERF_LAYOUT_STACK_USER,
+		  PERF_REGS_MASK },
+		{ PERF_LAYOUT_TID | PERF_LAYOUT_TIME, 0 },
 	};
 	const struct perf_layout *layout;
 	struct perf_ring rd;
@@ -40,13 +45,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t ahead, pid, tid;
 	char name[16];
 	size_t len;
+	struct perf_switch sw;
 	int exec, n = 0;
 	unsigned char *copy;
 
 	if (size < 12 + 8)
 		return 0;
 	memcpy(&tail, data, 8);
-	layout = &layouts[tail >> 63]; /* the tail's top bit: which layout (the ring masks it) */
+	layout = &layouts[tail >> 62]; /* the tail's top bits: which layout (the ring masks them) */
 	memcpy(&ahead, data + 8, 4);
 	while (ring * 2 <= size - 12 && ring < (1u << 20))
 		ring *= 2;
@@ -65,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (len < 8 || len > PERF_REC_MAX)
 			__builtin_trap();
 		if (ring_parse_sample(layout, rec, len, &s) == 0) {
-			if (s.nregs > PERF_MAX_REGS || s.nchain > PERF_CHAIN_MAX)
+			if (s.nregs > PERF_MAX_REGS || s.nchain > PERF_CHAIN_MAX ||
+			    s.raw_len > PERF_RAW_MAX || (s.raw && s.raw + s.raw_len > rec + len))
 				__builtin_trap();
 			if (s.chain && (s.chain < rec || s.chain + 8 * s.nchain > rec + len))
 				__builtin_trap();
@@ -78,6 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)ring_parse_lost(rec, len, &lost);
 		(void)ring_record_time(layout, rec, len, &lost);
 		if (ring_parse_comm(rec, len, &pid, &tid, name, &exec) == 0 && strlen(name) > 15)
+			__builtin_trap();
+		if (ring_parse_switch(layout, rec, len, &sw) == 0 && sw.preempt && !sw.out)
 			__builtin_trap();
 	}
 	if (rd.tail != head && n <= 100000)

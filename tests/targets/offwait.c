@@ -144,6 +144,8 @@ int main(int argc, char **argv)
 			return 1;
 		pthread_create(&t, NULL, ping_pong, NULL);
 		pthread_create(&t, NULL, ping_pong, (void *)1);
+		printf("ready\n");
+		fflush(stdout);
 		for (;;)
 			pause();
 	}
@@ -155,6 +157,8 @@ int main(int argc, char **argv)
 		snprintf(spin_names[i], sizeof(spin_names[i]), "spin%d", i);
 		pthread_create(&t, NULL, run, spin_names[i]);
 	}
+	printf("ready\n");
+	fflush(stdout);
 	for (;;)
 		pause();
 }

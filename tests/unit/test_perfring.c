@@ -113,6 +113,58 @@ static void test_sample(void **state)
 	assert_int_equal(ring_sample_image(&s, PERF_REGS_MASK, &img), -1);
 }
 
+/* Switch records (context_switch) and a tracepoint's raw data, as the off-CPU source reads them. */
+static void test_switch_and_raw(void **state)
+{
+	static const struct perf_layout times = { PERF_LAYOUT_TID | PERF_LAYOUT_TIME, 0 };
+	static const struct perf_layout tp = { PERF_LAYOUT_TID | PERF_LAYOUT_TIME | PERF_LAYOUT_RAW,
+					       0 };
+	struct perf_switch sw;
+	struct perf_sample s;
+	uint32_t raw;
+	struct rec r;
+
+	(void)state;
+	/* An out record, preempted: no body, its sample_id (tid, time) after the header. */
+	r.n = 8;
+	put64(&r, 100 | (101ull << 32));
+	put64(&r, 555);
+	header(&r, PERF_REC_SWITCH, (1u << 13) | (1u << 14));
+	assert_int_equal(ring_parse_switch(&times, r.b, r.n, &sw), 0);
+	assert_int_equal(sw.pid, 100);
+	assert_int_equal(sw.tid, 101);
+	assert_int_equal(sw.time, 555);
+	assert_true(sw.out && sw.preempt);
+	header(&r, PERF_REC_SWITCH, 0); /* in */
+	assert_int_equal(ring_parse_switch(&times, r.b, r.n, &sw), 0);
+	assert_true(!sw.out && !sw.preempt);
+	/* Too short for its sample_id, the wrong type, or a layout without a tid: refused. */
+	assert_int_equal(ring_parse_switch(&times, r.b, 12, &sw), -1);
+	header(&r, PERF_REC_COMM, 0);
+	assert_int_equal(ring_parse_switch(&times, r.b, r.n, &sw), -1);
+	header(&r, PERF_REC_SWITCH, 0);
+	assert_int_equal(ring_parse_switch(&(struct perf_layout){ PERF_LAYOUT_TIME, 0 }, r.b, r.n,
+					   &sw), -1);
+	/* A sample with 12 raw bytes. */
+	r.n = 8;
+	put64(&r, 100 | (101ull << 32));
+	put64(&r, 777);
+	raw = 12;
+	put(&r, &raw, 4);
+	put(&r, "abcdefghijkl", 12);
+	header(&r, PERF_REC_SAMPLE, 0);
+	assert_int_equal(ring_parse_sample(&tp, r.b, r.n, &s), 0);
+	assert_int_equal(s.raw_len, 12);
+	assert_memory_equal(s.raw, "abcdefghijkl", 12);
+	/* Raw bytes said to run past the record, or past PERF_RAW_MAX: refused. */
+	raw = 13;
+	memcpy(r.b + 24, &raw, 4);
+	assert_int_equal(ring_parse_sample(&tp, r.b, r.n, &s), -1);
+	raw = PERF_RAW_MAX + 1;
+	memcpy(r.b + 24, &raw, 4);
+	assert_int_equal(ring_parse_sample(&tp, r.b, r.n, &s), -1);
+}
+
 static void test_other_records(void **state)
 {
 	uint32_t pid, tid;
@@ -318,6 +370,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_other_records),
+		cmocka_unit_test(test_switch_and_raw),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_ring_walk),
 		cmocka_unit_test(test_ring_corrupt),

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Off-CPU profiles (issue 28, part 3): the offwait target's threads each
+# wait one way (nanosleep, a condition variable signalled by "producer"
+# from queue_push, a pipe fed by "feeder", three spinners preempted on
+# fewer CPUs), and each thread's off-CPU time in the profile is held
+# against its own clocks: 1 - (schedstat's CPU time) / (wall time), read
+# 2.5 s apart inside the capture's 4 s window (not around it: the
+# profiler's own start and end take CPU the spinners would have; the
+# waits are steady, so the shares compare). Bar: within 10% of the
+# clocks' (relative); the spinners' off-CPU is all "preempted". As root
+# with tracefs: states told apart (the sleeper
+# "sleeping"), the condvar waits woken by "producer" (with --waker-stacks,
+# queue_push above "[woken by]"), the pipe reader woken by "feeder" and
+# its stack going into the kernel's pipe read; without tracefs, the same
+# times, "waiting" for both sleeps and a note saying why. A pair of
+# threads handing a byte over pipes (a switch every few microseconds):
+# the totals hold, or the loss is reported. An unprivileged user at
+# perf_event_paranoid 2 is refused with the setting named (exit 3).
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "not root: off-CPU profiles are tested as root"
+	finish
+fi
+ncpu=$(nproc)
+spin=$((ncpu + 1))
+
+# clocks PID FILE: "TIME_NS" then "COMM TID CPU_NS RUNQUEUE_NS" per thread.
+clocks() {
+	local t a b
+	date +%s%N >"$2"
+	for t in /proc/"$1"/task/*; do
+		read -r a b _ <"$t/schedstat" 2>/dev/null || continue
+		echo "$(cat "$t/comm") ${t##*/} $a $b" >>"$2"
+	done
+}
+
+# shares BEFORE AFTER: "COMM OFF_SHARE QUEUED_SHARE" per thread, from the clocks.
+shares() {
+	awk 'FNR == 1 { t[FILENAME == ARGV[1]] = $1; next }
+	     FILENAME == ARGV[1] { c0[$2] = $3; q0[$2] = $4; next }
+	     ($2 in c0) { w = t[0] - t[1]; printf "%s %.4f %.4f\n", $1, 1 - ($3 - c0[$2]) / w, ($4 - q0[$2]) / w }' "$1" "$2"
+}
+
+# prof_shares FILE: "COMM OFF_SHARE PREEMPTED_SHARE" per thread name, from the profile.
+prof_shares() {
+	"$PBDUMP" "$1" | awk '
+		/^duration_nanos/ { d = $2 }
+		/^sample / { split($2, v, ","); th = ""; st = ""
+			if (match($0, /thread=[^; ]*/)) th = substr($0, RSTART + 7, RLENGTH - 7)
+			if (match($0, /state=[a-z ]*[a-z]/)) st = substr($0, RSTART + 6, RLENGTH - 6)
+			off[th] += v[2]; if (st == "preempted") pre[th] += v[2] }
+		END { for (t in off) printf "%s %.4f %.4f\n", t, off[t] / d, pre[t] / d }'
+}
+
+# weight FILE THREAD REGEX: the share of THREAD's off-CPU weight whose line matches REGEX.
+weight() {
+	"$PBDUMP" "$1" | awk -v t="$2" -v re="$3" '/^sample / && $0 ~ ("thread=" t "[; ]") {
+		split($2, v, ","); all += v[2]; if ($0 ~ re) k += v[2] }
+		END { if (all) printf "%.3f", k / all; else print -1 }'
+}
+
+# capture NAME [OPTIONS]: a 4 s offcpu capture of the target, its clocks read inside it.
+capture() {
+	local name=$1 ap i
+	shift
+	"$ATTACH" -p "$tp" -t offcpu -d 4s -o "$WORK/$name.pb.gz" --summary json "$@" \
+		>"$WORK/$name.json" 2>"$WORK/$name.err" &
+	ap=$!
+	for i in $(seq 1 100); do
+		grep -q 'profiling' "$WORK/$name.err" && break
+		sleep 0.05
+	done
+	sleep 0.5
+	clocks "$tp" "$WORK/$name.c0"
+	sleep 2.5
+	clocks "$tp" "$WORK/$name.c1"
+	wait "$ap"
+	rc=$?
+	check "$name: exit 0 ($rc)" [ "$rc" = 0 ]
+	[ "$rc" = 0 ] || cat "$WORK/$name.err"
+}
+
+# times NAME THREADS: each thread's off-CPU share against its clocks'; THREADS of them.
+times() {
+	local name=$1 threads=$2 comm want got q pre n=0
+	shares "$WORK/$name.c0" "$WORK/$name.c1" >"$WORK/$name.clk"
+	prof_shares "$WORK/$name.pb.gz" >"$WORK/$name.prof"
+	while read -r comm want q; do
+		read -r _ got pre < <(awk -v t="$comm" '$1 == t' "$WORK/$name.prof")
+		echo "$name: $comm off the CPU $got of the window (clocks: $want; queued $q; preempted $pre)"
+		n=$((n + 1))
+		if below "$want" 0.10; then
+			check "$name: $comm: off-CPU under 0.10 +- 0.03 ($got)" below "${got:-1}" 0.13
+		else
+			check "$name: $comm: off-CPU share within 10% of its clocks' ($got vs $want)" \
+				near "${got:-0}" "$want" "$(awk -v w="$want" 'BEGIN { print w / 10 }')"
+		fi
+		case $comm in spin*)
+			check "$name: $comm: all its off-CPU time is preempted ($pre of $got)" \
+				near "${pre:-0}" "${got:-1}" 0.002 ;;
+		esac
+	done <"$WORK/$name.clk"
+	check "$name: every thread of the target in the profile ($n)" [ "$n" = "$threads" ]
+}
+
+tracefs_was=1
+grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts || tracefs_was=0
+start_target offwait "$spin"
+tp=$TPID
+
+if [ "$tracefs_was" = 0 ] && case_wanted notracefs; then
+	capture notracefs
+	times notracefs $((6 + spin))
+	w=$(weight "$WORK/notracefs.pb.gz" sleeper 'state=waiting')
+	check "notracefs: the sleeper's waits are \"waiting\" (sleeping and disk wait not told apart; $w)" \
+		below 0.95 "$w"
+	check "notracefs: a note says why" grep -q 'sched_switch tracepoint' "$WORK/notracefs.err"
+	check "notracefs: no waker labels, and a note says why" sh -c \
+		"! '$PBDUMP' '$WORK/notracefs.pb.gz' | grep -q 'waker=' && grep -q 'no wakers' '$WORK/notracefs.err'"
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+fi
+if grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts && case_wanted tracefs; then
+	capture tracefs --waker-stacks
+	times tracefs $((6 + spin))
+	w=$(weight "$WORK/tracefs.pb.gz" sleeper 'state=sleeping')
+	check "tracefs: the sleeper's waits are \"sleeping\" ($w of its time)" below 0.95 "$w"
+	w=$(weight "$WORK/tracefs.pb.gz" sleeper 'waker=\[timer\]')
+	check "tracefs: ... and woken by a timer ($w)" below 0.90 "$w"
+	w=$(weight "$WORK/tracefs.pb.gz" consumer 'waker=producer;')
+	check "tracefs: the consumer's waits were ended by producer ($w of its time)" below 0.90 "$w"
+	w=$(weight "$WORK/tracefs.pb.gz" consumer ';queue_push;.*\[woken by\];.*consume_loop;pthread_cond_wait')
+	check "tracefs: ... in queue_push, above [woken by] and the wait in pthread_cond_wait ($w)" \
+		below 0.80 "$w"
+	w=$(weight "$WORK/tracefs.pb.gz" piper 'waker=feeder;')
+	check "tracefs: the pipe reader was woken by feeder ($w)" below 0.90 "$w"
+	w=$(weight "$WORK/tracefs.pb.gz" piper ';pipe_loop;read;.*;vfs_read;[a-z_]*pipe_read;')
+	check "tracefs: ... its wait goes on into the kernel's pipe read ($w)" below 0.90 "$w"
+	check "tracefs: kernel frames in the [kernel.kallsyms] mapping" \
+		sh -c "'$PBDUMP' '$WORK/tracefs.pb.gz' | grep -q '^mapping.*kernel.kallsyms'"
+	check "tracefs: --summary json counts the switches" grep -q '"switches":[1-9]' "$WORK/tracefs.json"
+	[ "$tracefs_was" = 0 ] && umount /sys/kernel/tracing 2>/dev/null
+fi
+check "target left running" not_stopped "$tp"
+kill "$tp"
+
+if case_wanted pingpong; then
+	start_target offwait pingpong
+	tp=$TPID
+	capture pingpong --min-wait 100us
+	lost=$(sed -n 's/.*"lost":\([0-9]*\).*/\1/p' "$WORK/pingpong.json")
+	sw=$(sed -n 's/.*"switches":\([0-9]*\).*/\1/p' "$WORK/pingpong.json")
+	echo "pingpong: $sw switches in 4 s, $lost switch records lost"
+	if [ "${lost:-0}" = 0 ]; then
+		times pingpong 3
+	else
+		check "pingpong: the loss is said on stderr" grep -q 'switch records lost' "$WORK/pingpong.err"
+	fi
+	check "pingpong: short waits folded into one frame per thread" \
+		sh -c "'$PBDUMP' '$WORK/pingpong.pb.gz' | grep -q 'waits under 100 us'"
+	kill "$tp"
+fi
+
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 9)
+if command -v setpriv >/dev/null && [ "$paranoid" = 2 ] && case_wanted unprivileged; then
+	chmod 777 "$WORK"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TARGETS/offwait" 0 >"$WORK/u.out" 2>&1 &
+	up=$!
+	PIDS="$PIDS $up"
+	sleep 0.5
+	setpriv --reuid=65534 --regid=65534 --clear-groups "${REAL_ATTACH:-$ATTACH}" -p "$up" \
+		-t offcpu -d 1s -o "$WORK/u.pb.gz" 2>"$WORK/u.err"
+	rc=$?
+	check "unprivileged at perf_event_paranoid 2: refused, exit 3 ($rc)" [ "$rc" = 3 ]
+	check "... naming the setting" grep -q 'perf_event_paranoid' "$WORK/u.err"
+	check "... and the target left running" not_stopped "$up"
+	kill "$up"
+fi
+finish
