@@ -14,7 +14,8 @@
  * Invariants:
  *  - every row names a source; a row whose source may sample with ptrace
  *    (source_ptrace, or source_auto, which may choose it) names a policy,
- *    a segment row a view;
+ *    a segment row a view, never both; a source with its own bookkeeping
+ *    (source_offcpu) neither;
  *  - a row that accepts FORMAT_TEXT has a text writer.
  */
 #include <stdint.h>

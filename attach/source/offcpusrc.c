@@ -56,7 +56,7 @@
  * the kernel copy 64 KiB at each (gigabytes a second, and the rings
  * full); a deeper stack is read on from memory (stackhole.h).
  */
-#define STACK_COPY (16u << 10)
+#define STACK_COPY (8u << 10)
 
 /* One capture's state. */
 struct offcap {
