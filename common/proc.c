@@ -63,6 +63,37 @@ ssize_t proc_pread_line(int fd, char *buf, size_t cap)
 	return proc_pread(fd, buf, cap);
 }
 
+int proc_syscall(const char *line, long *nr, uint64_t *sp, uint64_t *pc)
+{
+	unsigned long long v[9];
+	const char *p;
+	char *end;
+	int n = 0;
+
+	if (!strncmp(line, "running", 7))
+		return 1;
+	errno = 0;
+	*nr = strtol(line, &end, 10);
+	if (end == line || errno)
+		return -1;
+	for (p = end; n < 9; p = end) {
+		v[n] = strtoull(p, &end, 16);
+		if (end == p)
+			break;
+		n++;
+	}
+	if (*nr >= 0 && n == 8) {
+		*sp = v[6];
+		*pc = v[7];
+	} else if (*nr == -1 && n == 2) {
+		*sp = v[0];
+		*pc = v[1];
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 int proc_schedstat(const char *line, uint64_t *cpu_ns, uint64_t *queued_ns, uint64_t *slices)
 {
 	uint64_t q;

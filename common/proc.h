@@ -43,6 +43,14 @@ ssize_t proc_pread_line(int fd, char *buf, size_t cap);
 int proc_stat_times(const char *stat, uint64_t *utime, uint64_t *stime);
 
 /*
+ * A task's syscall line (/proc/PID/task/TID/syscall): the system call it
+ * is blocked in (*nr; -1: blocked, not in one) and its user sp and pc.
+ * 0; 1 when the task is running (no registers to read); -1 when the line
+ * is malformed.
+ */
+int proc_syscall(const char *line, long *nr, uint64_t *sp, uint64_t *pc);
+
+/*
  * A schedstat line, "CPU_NS RUNQUEUE_NS SLICES": the task's CPU clock, the
  * time it waited for a CPU (queued_ns, when not NULL) and the times it was
  * put on a CPU (each 0 when the line stops short of it). 0, or -1 when

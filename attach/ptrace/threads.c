@@ -205,35 +205,12 @@ int thread_read_switches(struct threads *ts, struct thread *t, uint64_t *vol, ui
 int thread_read_syscall(struct threads *ts, struct thread *t, long *nr, uint64_t *sp,
 			uint64_t *pc)
 {
-	unsigned long long v[9];
-	char buf[256], *p, *end;
-	int n = 0;
+	char buf[256];
 
 	if (open_file(ts, t, &t->fd_syscall, "syscall") < 0 ||
 	    proc_pread_line(t->fd_syscall, buf, sizeof(buf)) <= 0)
 		return -1;
-	if (!strncmp(buf, "running", 7))
-		return 1;
-	errno = 0;
-	*nr = strtol(buf, &end, 10);
-	if (end == buf || errno)
-		return -1;
-	for (p = end; n < 9; p = end) {
-		v[n] = strtoull(p, &end, 16);
-		if (end == p)
-			break;
-		n++;
-	}
-	if (*nr >= 0 && n == 8) {
-		*sp = v[6];
-		*pc = v[7];
-	} else if (*nr == -1 && n == 2) {
-		*sp = v[0];
-		*pc = v[1];
-	} else {
-		return -1;
-	}
-	return 0;
+	return proc_syscall(buf, nr, sp, pc);
 }
 
 int thread_read_name(struct threads *ts, struct thread *t)

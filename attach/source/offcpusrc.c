@@ -30,6 +30,7 @@
 #include "attach/perf/perfaccess.h"
 #include "attach/perf/stackhole.h"
 #include "attach/perf/tracefs.h"
+#include "attach/ptrace/kstack.h"
 #include "attach/source/capture.h"
 #include "attach/source/offwaits.h"
 #include "attach/source/record.h"
@@ -39,6 +40,7 @@
 #include "common/hurry.h"
 #include "common/proc.h"
 #include "common/u64map.h"
+#include "common/vmread.h"
 #include "model/profile.h"
 #include "unwind/kallsyms.h"
 
@@ -77,6 +79,8 @@ struct offcap {
 	unsigned nwakers;
 	struct offcpu_stats *st;
 	uint64_t t0;
+	unsigned char *copy;         /* a sleeping thread's stack, read at the start */
+	int no_kstack;               /* /proc's kernel stacks refused: not asked again */
 };
 
 static void off_kernel(struct offcap *o, const struct perf_sample *s, const char **names,
@@ -419,6 +423,70 @@ static enum offwait_state task_state(pid_t pid, uint32_t tid)
 	}
 }
 
+/* tid's syscall line: 0 with nr, sp and pc; else not blocked (or unreadable). */
+static int task_syscall(pid_t pid, uint32_t tid, long *nr, uint64_t *sp, uint64_t *pc)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/syscall", (int)pid, tid);
+	if (proc_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return proc_syscall(buf, nr, sp, pc);
+}
+
+/*
+ * A thread off the CPU at the start: its stack now, without stopping it
+ * (as the ptrace engine reads a sleeper): sp and pc from its syscall
+ * line, the stack from memory above sp, the kernel stack it is blocked in
+ * (root); kept only when the syscall line is the same after the copy (it
+ * did not run meanwhile). A malloc'd id array, or NULL.
+ */
+static uint64_t *off_asleep_stack(struct offcap *o, uint32_t tid, uint32_t *nids)
+{
+	static uint64_t ids[RECORD_IDS_MAX];
+	const char *names[KSTACK_MAX];
+	struct thread_image img;
+	struct kstack ks;
+	uint64_t sp, pc, sp2, pc2, *v;
+	long nr, nr2;
+	size_t n, len;
+	unsigned i;
+
+	*nids = 0;
+	if (task_syscall(o->pid, tid, &nr, &sp, &pc) != 0 || !o->copy)
+		return NULL;
+	len = vm_read_upto(o->pid, sp, o->copy, o->q->stack_cap);
+	memset(&img, 0, sizeof(img));
+	img.regs.r[DWARF_RSP] = sp;
+	img.regs.r[DWARF_RIP] = pc;
+	img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
+	if (len) {
+		img.nstacks = 1;
+		img.stack[0].addr = sp;
+		img.stack[0].len = len;
+		img.stack[0].bytes = o->copy;
+	}
+	ks.n = 0;
+	if (o->q->kernel && !o->no_kstack && kstack_read(o->pid, (pid_t)tid, &ks) < 0 &&
+	    (errno == EACCES || errno == EPERM))
+		o->no_kstack = 1;
+	for (i = 0; i < ks.n; i++)
+		names[i] = ks.name[i];
+	recorder_kernel(o->rec, names, ks.n);
+	if (task_syscall(o->pid, tid, &nr2, &sp2, &pc2) != 0 || nr2 != nr || sp2 != sp ||
+	    pc2 != pc) {
+		recorder_kernel(o->rec, NULL, 0);
+		return NULL; /* it ran: what was read may be torn */
+	}
+	n = recorder_stack(o->rec, &img, ids);
+	if (!n || !(v = malloc(n * sizeof(*v))))
+		return NULL;
+	memcpy(v, ids, n * sizeof(*v));
+	*nids = (uint32_t)n;
+	o->st->asleep_stacks++;
+	return v;
+}
+
 /* The threads there at the start: their clocks, and each a wait until its first switch. */
 static void off_present(struct offcap *o)
 {
@@ -437,7 +505,13 @@ static void off_present(struct offcap *o)
 			continue;
 		u64map_put(&o->cpu0, (uint64_t)tid, (uint64_t)cpu);
 		tnames_get(&o->names, (uint32_t)tid);
-		offwaits_present(&o->w, (uint32_t)tid, task_state(o->pid, (uint32_t)tid), NULL, 0);
+		enum offwait_state st = task_state(o->pid, (uint32_t)tid);
+		uint64_t *ids = NULL;
+		uint32_t nids = 0;
+
+		if (st != OFFWAIT_OTHER)
+			ids = off_asleep_stack(o, (uint32_t)tid, &nids);
+		offwaits_present(&o->w, (uint32_t)tid, st, ids, nids);
 	}
 	closedir(dir);
 }
@@ -449,7 +523,6 @@ static void off_present(struct offcap *o)
  */
 static void off_unswitched(struct offcap *o, uint64_t window)
 {
-	struct offwait ow;
 	int64_t c1;
 	uint64_t used;
 	size_t i;
@@ -462,15 +535,8 @@ static void off_unswitched(struct offcap *o, uint64_t window)
 		if ((c1 = task_cpu_ns(o->pid, (uint32_t)sl->key)) < 0)
 			continue; /* it ended: its end was a switch we did not see */
 		used = (uint64_t)c1 > sl->value ? (uint64_t)c1 - sl->value : 0;
-		if (used >= window)
-			continue;
-		memset(&ow, 0, sizeof(ow));
-		ow.tid = (uint32_t)sl->key;
-		ow.state = task_state(o->pid, (uint32_t)sl->key);
-		ow.before = 1;
-		ow.ns = window - used;
-		o->st->unswitched++;
-		off_emit(o, &ow);
+		if (used < window && offwaits_unswitched(&o->w, (uint32_t)sl->key, window - used) == 0)
+			o->st->unswitched++;
 	}
 }
 
@@ -591,6 +657,7 @@ static void off_release(struct offcap *o)
 	offwaits_release(&o->w);
 	recorder_free(o->rec);
 	stackhole_release(&o->hole);
+	free(o->copy);
 	tnames_release(&o->names);
 	u64map_release(&o->cpu0);
 	u64map_release(&o->short_ns);
@@ -630,6 +697,7 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 	u64map_init(&o.short_n, TNAMES_MAX);
 	u64map_init(&o.filtered, FILTER_TIDS * 2);
 	offwaits_init(&o.w, 0, off_emit, &o);
+	o.copy = malloc(q->stack_cap);
 	perf_access_probe(&a);
 	if (!a.scope || a.exclude_kernel) {
 		error("cannot profile %d (%s) off the CPU: the switch events are the kernel's, and %s",
@@ -652,10 +720,12 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 		goto out;
 	target_say_capture(o.pid, q->t->comm, 0, q->what, q->duration_ns, 0,
 			   o.have_wakes ? "switch events, wake-ups" : "switch events");
+	/* The stacks of the threads asleep now first (reading them takes a while): the window
+	   begins when the events are enabled. */
+	off_present(&o);
 	rep->start_real_ns = clock_real_ns();
 	o.t0 = clock_mono_ns();
-	o.w.t0 = o.t0;
-	off_present(&o);
+	offwaits_start(&o.w, o.t0);
 	/* Wake-ups, then switch-out samples, then switch records: each one a wait needs is on
 	   before the record that begins it (a sample opens a wait; an out record alone, one
 	   without its stack). */

@@ -145,6 +145,16 @@ void offwaits_present(struct offwaits *w, uint32_t tid, enum offwait_state state
 	t->nids = ids ? nids : 0;
 }
 
+void offwaits_start(struct offwaits *w, uint64_t t0)
+{
+	size_t i;
+
+	w->t0 = t0;
+	for (i = 0; i < w->nthr; i++)
+		if (w->thr[i].before && !w->thr[i].seen)
+			w->thr[i].out_time = w->thr[i].stack_time = t0;
+}
+
 void offwaits_push(struct offwaits *w, const struct offwait_ev *ev)
 {
 	if (w->nq == w->capq) {
@@ -303,6 +313,17 @@ void offwaits_end(struct offwaits *w, uint64_t t1)
 		if (t->waiting && t->seen)
 			thr_emit(w, t, t1);
 	}
+}
+
+int offwaits_unswitched(struct offwaits *w, uint32_t tid, uint64_t ns)
+{
+	struct offthr *t = thr_get(w, tid, 0);
+
+	if (!t || t->seen || !t->waiting || !t->before)
+		return -1;
+	t->out_time = 0;
+	thr_emit(w, t, ns);
+	return 0;
 }
 
 int offwaits_seen(const struct offwaits *w, uint32_t tid)

@@ -125,6 +125,12 @@ void offwaits_release(struct offwaits *w);
 void offwaits_present(struct offwaits *w, uint32_t tid, enum offwait_state state, uint64_t *ids,
 		      uint32_t nids);
 
+/*
+ * The window begins at t0 (after the present threads were read): their
+ * waits begun before count from there.
+ */
+void offwaits_start(struct offwaits *w, uint64_t t0);
+
 /* Queue ev (its stack is owned here from now on, queued or not). */
 void offwaits_push(struct offwaits *w, const struct offwait_ev *ev);
 
@@ -136,6 +142,13 @@ void offwaits_run(struct offwaits *w, uint64_t upto);
  * still going on as lasting until t1.
  */
 void offwaits_end(struct offwaits *w, uint64_t t1);
+
+/*
+ * tid, there at the start and never switched during the window, was off
+ * the CPU for ns of it: its wait is emitted with what offwaits_present()
+ * gave (state, stack). 0, or -1 when tid is not such a thread.
+ */
+int offwaits_unswitched(struct offwaits *w, uint32_t tid, uint64_t ns);
 
 /* Whether tid had any switch during the window. */
 int offwaits_seen(const struct offwaits *w, uint32_t tid);

@@ -59,6 +59,7 @@ struct offcpu_stats {
 	uint64_t short_waits;      /* ... under --min-wait, one frame per thread */
 	uint64_t no_stack;         /* waits whose stack was lost (ring full, throttled) */
 	uint64_t unswitched;       /* threads never switched, asleep (or queued) throughout */
+	uint64_t asleep_stacks;    /* threads off the CPU at the start whose stack was read then */
 	uint64_t wakes, woken;     /* wake-ups read; waits with a waker */
 	uint64_t lost_switches;    /* switch records the kernel dropped: time not counted */
 	uint64_t lost_stacks;      /* switch-out samples dropped */

@@ -6,7 +6,9 @@
 # against its own clocks: 1 - (schedstat's CPU time) / (wall time), read
 # at the capture's start and 4 s later (not around it: the profiler's own
 # start and end take CPU the spinners would have). Bar: within 10% of the
-# clocks' (relative); the spinners' off-CPU is all "preempted". As root
+# clocks' (relative); the spinners' off-CPU is all "preempted"; the main
+# thread, asleep in pause() throughout, has the stack read from memory at
+# the start (no stop). As root
 # with tracefs: states told apart (the sleeper
 # "sleeping"), the condvar waits woken by "producer" (with --waker-stacks,
 # queue_push above "[woken by]"), the pipe reader woken by "feeder" and
@@ -106,6 +108,10 @@ times() {
 		esac
 	done <"$WORK/$name.clk"
 	check "$name: every thread of the target in the profile ($n)" [ "$n" = "$threads" ]
+	# The main thread sleeps in pause() throughout: its stack read at the start, from memory.
+	w=$(weight "$WORK/$name.pb.gz" offwait ';main;pause')
+	check "$name: the main thread, asleep throughout, at its stack read then ($w of its time)" \
+		below 0.95 "$w"
 }
 
 tracefs_was=1

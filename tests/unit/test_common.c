@@ -249,6 +249,29 @@ static void test_proc_schedstat(void **state)
 	assert_int_equal(proc_schedstat("", &cpu, &q, &n), -1);
 }
 
+/* A task's syscall line, as the kernel writes it, and what a hostile or torn one gives. */
+static void test_proc_syscall(void **state)
+{
+	uint64_t sp = 0, pc = 0;
+	long nr = 0;
+
+	(void)state;
+	assert_int_equal(proc_syscall("0 0x3 0x7ffc 0x10 0x0 0x0 0x0 0x7ffd1000 0x7f00aa\n", &nr, &sp,
+				      &pc), 0);
+	assert_int_equal(nr, 0);
+	assert_int_equal(sp, 0x7ffd1000);
+	assert_int_equal(pc, 0x7f00aa);
+	assert_int_equal(proc_syscall("-1 0x7ffd2000 0x401000\n", &nr, &sp, &pc), 0);
+	assert_int_equal(nr, -1);
+	assert_int_equal(sp, 0x7ffd2000);
+	assert_int_equal(proc_syscall("running\n", &nr, &sp, &pc), 1);
+	assert_int_equal(proc_syscall("", &nr, &sp, &pc), -1);
+	assert_int_equal(proc_syscall("x 1 2", &nr, &sp, &pc), -1);
+	assert_int_equal(proc_syscall("0 0x1 0x2", &nr, &sp, &pc), -1); /* cut short */
+	assert_int_equal(proc_syscall("-1 0x1", &nr, &sp, &pc), -1);
+	assert_int_equal(proc_syscall("99999999999999999999999 0x1 0x2", &nr, &sp, &pc), -1);
+}
+
 /* Control bytes escaped, everything else (UTF-8 too) copied; never half an escape. */
 static void test_sanitize(void **state)
 {
@@ -307,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_waitcost_measured),
 		cmocka_unit_test(test_proc_stat_times),
 		cmocka_unit_test(test_proc_schedstat),
+		cmocka_unit_test(test_proc_syscall),
 		cmocka_unit_test(test_sanitize),
 	};
 

@@ -145,10 +145,11 @@ static void test_before_and_newborn(void **state)
 
 	(void)state;
 	ngot = 0;
-	offwaits_init(&w, 1000, emit, NULL);
+	offwaits_init(&w, 0, emit, NULL);
 	offwaits_present(&w, 3, OFFWAIT_SLEEPING, stack1(77), 1); /* asleep at the start */
 	offwaits_present(&w, 4, OFFWAIT_PREEMPTED, NULL, 0);      /* running at the start */
-	offwaits_present(&w, 5, OFFWAIT_SLEEPING, NULL, 0);       /* never switched */
+	offwaits_present(&w, 5, OFFWAIT_DISK, stack1(88), 1);     /* never switched */
+	offwaits_start(&w, 1000); /* the window begins once they are read */
 	push(&w, OFFEV_IN, 1500, 3, -1, 0);
 	push(&w, OFFEV_SAMPLE, 1200, 4, OFFWAIT_SLEEPING, 45);
 	push(&w, OFFEV_OUT, 1201, 4, -1, 0);
@@ -165,6 +166,14 @@ static void test_before_and_newborn(void **state)
 	assert_int_equal(got[1].ns, 599);
 	assert_true(offwaits_seen(&w, 3));
 	assert_false(offwaits_seen(&w, 5)); /* the caller's to weigh */
+	assert_int_equal(offwaits_unswitched(&w, 3, 2000), -1); /* switched: not such a thread */
+	assert_int_equal(offwaits_unswitched(&w, 5, 1900), 0);
+	assert_int_equal(ngot, 3);
+	assert_int_equal(got[2].ns, 1900);
+	assert_int_equal(got[2].state, OFFWAIT_DISK);
+	assert_true(got[2].before);
+	assert_int_equal(got_first_id[2], 88);
+	assert_int_equal(offwaits_unswitched(&w, 5, 1900), -1); /* once */
 	offwaits_release(&w);
 }
 
