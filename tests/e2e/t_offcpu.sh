@@ -17,7 +17,9 @@
 # threads handing a byte over pipes (a switch every few microseconds):
 # a loss of switch records is reported, short waits are folded (their
 # shares are printed, not held: an open defect). An unprivileged user at
-# perf_event_paranoid 2 is refused with the setting named (exit 3).
+# perf_event_paranoid 2 is refused with the setting named (exit 3); at 1
+# (set for that case, then put back) gets the waits at their stacks, with
+# kernel frames where kptr_restrict shows it the addresses, no wakers.
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -187,6 +189,28 @@ if command -v setpriv >/dev/null && [ "$paranoid" = 2 ] && case_wanted unprivile
 	check "unprivileged at perf_event_paranoid 2: refused, exit 3 ($rc)" [ "$rc" = 3 ]
 	check "... naming the setting" grep -q 'perf_event_paranoid' "$WORK/u.err"
 	check "... and the target left running" not_stopped "$up"
+	# At paranoid 1 the kernel allows a user's own per-thread kernel-mode events: the waits
+	# at their stacks, no states told apart, no wakers.
+	if case_wanted paranoid1 && echo 1 >/proc/sys/kernel/perf_event_paranoid; then
+		trap 'echo 2 >/proc/sys/kernel/perf_event_paranoid; cleanup' EXIT
+		setpriv --reuid=65534 --regid=65534 --clear-groups "${REAL_ATTACH:-$ATTACH}" -p "$up" \
+			-t offcpu -d 2s -o "$WORK/u1.pb.gz" 2>"$WORK/u1.err"
+		rc=$?
+		echo 2 >/proc/sys/kernel/perf_event_paranoid
+		check "unprivileged at perf_event_paranoid 1: exit 0 ($rc)" [ "$rc" = 0 ]
+		w=$(weight "$WORK/u1.pb.gz" sleeper ';sleep_loop;__nanosleep')
+		check "... the sleeper's waits at its user stack ($w of its time)" below 0.90 "$w"
+		# At paranoid <= 1 and kptr_restrict 0 the kernel shows its addresses to every user.
+		if [ "$(cat /proc/sys/kernel/kptr_restrict)" = 0 ]; then
+			check "... kernel frames (kptr_restrict 0: addresses shown at paranoid 1)" \
+				sh -c "'$PBDUMP' '$WORK/u1.pb.gz' | grep -q 'kernel.kallsyms'"
+		else
+			check "... no kernel frames (kptr_restrict hides the addresses)" \
+				sh -c "! '$PBDUMP' '$WORK/u1.pb.gz' | grep -q 'kernel.kallsyms'"
+		fi
+		check "... no wakers (they need CPU-wide events), and a note says so" sh -c \
+			"! '$PBDUMP' '$WORK/u1.pb.gz' | grep -q 'waker=' && grep -q 'no wakers' '$WORK/u1.err'"
+	fi
 	kill "$up"
 fi
 finish
