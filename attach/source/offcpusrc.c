@@ -70,7 +70,7 @@ struct offcap {
 	struct perf_events stacks, times, wakes;
 	struct stackhole hole;       /* the stack above the copy, read from memory */
 	int have_wakes;
-	struct tracefs_field prev_state, wakee; /* offsets in the raw data; size 0: none */
+	struct tracefs_field prev_state, next_pid, wakee; /* offsets in the raw data; size 0: none */
 	struct u64map cpu0;          /* tid -> CPU ns at the start (schedstat) */
 	struct u64map short_ns, short_n; /* tid -> waits under --min-wait, their total and count */
 	struct u64map filtered;      /* tids in the wake-up filter */
@@ -157,6 +157,8 @@ static void off_switch_sample(void *ctx, const unsigned char *rec, size_t len)
 	e.tid = s.tid;
 	st = raw_field(&s, &o->prev_state);
 	e.state = st < 0 ? -1 : (int8_t)offwait_state_of((uint64_t)st);
+	st = raw_field(&s, &o->next_pid);
+	e.next_tid = st > 0 ? (uint32_t)st : 0;
 	e.ids = off_stack(o, &s, &e.nids);
 	o->st->samples++;
 	offwaits_push(&o->w, &e);
@@ -556,6 +558,8 @@ static int off_open(struct offcap *o, const struct perf_access *a)
 	cfg.tp_id = tracefs_event_id("sched", "sched_switch");
 	if (cfg.tp_id && tracefs_field("sched", "sched_switch", "prev_state", &o->prev_state) < 0)
 		cfg.tp_id = 0;
+	if (cfg.tp_id && tracefs_field("sched", "sched_switch", "next_pid", &o->next_pid) < 0)
+		memset(&o->next_pid, 0, sizeof(o->next_pid));
 	cfg.stack_bytes = q->stack_cap > PERF_STACK_MAX ? PERF_STACK_MAX : (uint32_t)q->stack_cap;
 	if (!q->stack_cap_given && cfg.stack_bytes > STACK_COPY)
 		cfg.stack_bytes = STACK_COPY;

@@ -216,10 +216,25 @@ static void thr_emit(struct offwaits *w, struct offthr *t, uint64_t end)
 	thr_forget_wake(t);
 }
 
+/* Thread tid was picked to run at time (another of ours left the CPU for it): its wait ends. */
+static void thr_picked(struct offwaits *w, uint32_t tid, uint64_t time)
+{
+	struct offthr *t = thr_get(w, tid, 0);
+
+	if (!t || !t->waiting || time < t->out_time)
+		return;
+	thr_emit(w, t, time);
+	t->seen = 1;
+	t->in_time = time;
+	t->tp_state = -1;
+}
+
 static void ev_handle(struct offwaits *w, struct offwait_ev *e)
 {
 	struct offthr *t = thr_get(w, e->tid, e->kind != OFFEV_WAKE);
 
+	if (e->kind == OFFEV_SAMPLE && e->next_tid && e->next_tid != e->tid)
+		thr_picked(w, e->next_tid, e->time);
 	if (!t)
 		return; /* e's stack is freed by the caller */
 	switch (e->kind) {
@@ -243,8 +258,7 @@ static void ev_handle(struct offwaits *w, struct offwait_ev *e)
 	case OFFEV_OUT:
 		if (t->waiting && t->seen && !t->before && t->stack_time >= t->in_time &&
 		    t->stack_time >= t->out_time) {
-			/* The wait its sample began: the switch's own time and word. */
-			t->out_time = e->time;
+			/* The wait its sample began (at the sample's time): the switch's word. */
 		} else {
 			/* No sample since it last came on a CPU: a wait without its stack. */
 			if (t->stack_time < t->in_time || t->before)

@@ -21,6 +21,13 @@
  *    last switch-in; a wait whose sample was lost (a full ring, the
  *    kernel's throttling) gets none (ids NULL), never an older one;
  *  - a waker is the last wake-up of the thread after it left the CPU;
+ *  - the instants are the scheduler's, as its clocks (schedstat) count
+ *    them: a wait begins at the switch-out sample (taken as the next
+ *    thread is picked: the switching that follows, the profiler's own
+ *    copy of the stack included, is the next thread's CPU time), and ends
+ *    when the thread is picked, known from the switch-out sample of the
+ *    thread it follows when that is one of the target's (the
+ *    tracepoint's next_pid), else at its switch-in record;
  *  - the queue holds at most OFFWAITS_QUEUE_MAX events (the rest are
  *    counted as dropped); the thread table at most OFFWAITS_THREADS_MAX
  *    threads; stacks handed in are owned (and freed) here.
@@ -66,6 +73,7 @@ struct offwait_ev {
 	uint8_t kind;         /* enum offwait_kind */
 	uint8_t preempt;      /* OFFEV_OUT */
 	int8_t state;         /* OFFEV_SAMPLE: an offwait_state from the tracepoint, or -1 */
+	uint32_t next_tid;    /* OFFEV_SAMPLE: the thread picked to run next (tracepoint), or 0 */
 	uint64_t *ids;        /* OFFEV_SAMPLE, OFFEV_WAKE: a stack (malloc'd, handed over), or NULL */
 	uint32_t nids;
 	uint32_t wpid, wtid;  /* OFFEV_WAKE: the waker (0: not a thread) */

@@ -15,8 +15,8 @@
 # its stack going into the kernel's pipe read; without tracefs, the same
 # times, "waiting" for both sleeps and a note saying why. A pair of
 # threads handing a byte over pipes (a switch every few microseconds):
-# a loss of switch records is reported, short waits are folded (their
-# shares are printed, not held: an open defect). An unprivileged user at
+# with the tracepoint each within 5% of its clocks, or a loss reported;
+# short waits folded. An unprivileged user at
 # perf_event_paranoid 2 is refused with the setting named (exit 3); at 1
 # (set for that case, then put back) gets the waits at their stacks, with
 # kernel frames where kptr_restrict shows it the addresses, no wakers.
@@ -89,9 +89,10 @@ capture() {
 	[ "$rc" = 0 ] || cat "$WORK/$name.err"
 }
 
-# times NAME THREADS: each thread's off-CPU share against its clocks'; THREADS of them.
+# times NAME THREADS [PERCENT]: each thread's off-CPU share within PERCENT (10) of its
+# clocks'; THREADS of them.
 times() {
-	local name=$1 threads=$2 comm want got q pre n=0
+	local name=$1 threads=$2 pct=${3:-10} comm want got q pre n=0
 	shares "$WORK/$name.c0" "$WORK/$name.c1" >"$WORK/$name.clk"
 	prof_shares "$WORK/$name.pb.gz" >"$WORK/$name.prof"
 	while read -r comm want q; do
@@ -101,8 +102,8 @@ times() {
 		if below "$want" 0.10; then
 			check "$name: $comm: off-CPU under 0.10 +- 0.03 ($got)" below "${got:-1}" 0.13
 		else
-			check "$name: $comm: off-CPU share within 10% of its clocks' ($got vs $want)" \
-				near "${got:-0}" "$want" "$(awk -v w="$want" 'BEGIN { print w / 10 }')"
+			check "$name: $comm: off-CPU share within $pct% of its clocks' ($got vs $want)" \
+				near "${got:-0}" "$want" "$(awk -v w="$want" -v p="$pct" 'BEGIN { print w * p / 100 }')"
 		fi
 		case $comm in spin*)
 			check "$name: $comm: all its off-CPU time is preempted ($pre of $got)" \
@@ -130,8 +131,9 @@ if [ "$tracefs_was" = 0 ] && case_wanted notracefs; then
 	check "notracefs: a note says why" grep -q 'sched_switch tracepoint' "$WORK/notracefs.err"
 	check "notracefs: no waker labels, and a note says why" sh -c \
 		"! '$PBDUMP' '$WORK/notracefs.pb.gz' | grep -q 'waker=' && grep -q 'no wakers' '$WORK/notracefs.err'"
-	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 fi
+# Mounted for the cases that follow, unmounted at the end, when it was not.
+[ "$tracefs_was" = 0 ] && mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 if grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts && case_wanted tracefs; then
 	capture tracefs --waker-stacks
 	times tracefs $((6 + spin))
@@ -151,7 +153,6 @@ if grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts && case_wanted tracefs; 
 	check "tracefs: kernel frames in the [kernel.kallsyms] mapping" \
 		sh -c "'$PBDUMP' '$WORK/tracefs.pb.gz' | grep -q '^mapping.*kernel.kallsyms'"
 	check "tracefs: --summary json counts the switches" grep -q '"switches":[1-9]' "$WORK/tracefs.json"
-	[ "$tracefs_was" = 0 ] && umount /sys/kernel/tracing 2>/dev/null
 fi
 check "target left running" not_stopped "$tp"
 kill "$tp"
@@ -163,18 +164,24 @@ if case_wanted pingpong; then
 	lost=$(sed -n 's/.*"lost":\([0-9]*\).*/\1/p' "$WORK/pingpong.json")
 	sw=$(sed -n 's/.*"switches":\([0-9]*\).*/\1/p' "$WORK/pingpong.json")
 	echo "pingpong: $sw switches in 4 s, $lost switch records lost"
-	# Shown, not held to a bar: at these rates the two threads' shares
-	# have read up to 60% apart from their clocks, in opposite directions
-	# (issue 28's 5% bar is open; doc/offcpu.md).
-	shares "$WORK/pingpong.c0" "$WORK/pingpong.c1"
-	prof_shares "$WORK/pingpong.pb.gz"
 	if [ "${lost:-0}" != 0 ]; then
 		check "pingpong: the loss is said on stderr" grep -q 'switch records lost' "$WORK/pingpong.err"
+	elif grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts; then
+		# With the tracepoint a wait ends when its thread is picked (next_pid of the
+		# switch-out before it), as the clocks count it: 4 runs of ~40k switches/s
+		# per thread read within 0.8-1.3% of them; the issue's bar is 5%.
+		times pingpong 3 5
+	else
+		# Without it a wait ends at the switch-in record, after the switching the
+		# clocks charge to the thread picked: shown, not held (doc/offcpu.md).
+		shares "$WORK/pingpong.c0" "$WORK/pingpong.c1"
+		prof_shares "$WORK/pingpong.pb.gz"
 	fi
 	check "pingpong: short waits folded into one frame per thread" \
 		sh -c "'$PBDUMP' '$WORK/pingpong.pb.gz' | grep -q 'waits under 100 us'"
 	kill "$tp"
 fi
+[ "$tracefs_was" = 0 ] && umount /sys/kernel/tracing 2>/dev/null
 
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 9)
 if command -v setpriv >/dev/null && [ "$paranoid" = 2 ] && case_wanted unprivileged; then

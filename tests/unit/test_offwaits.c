@@ -98,7 +98,7 @@ static void test_wait(void **state)
 	offwaits_run(&w, 6000);
 	assert_int_equal(ngot, 1);
 	assert_int_equal(got[0].tid, 7);
-	assert_int_equal(got[0].ns, 5000 - 2010); /* from the switch record's time */
+	assert_int_equal(got[0].ns, 5000 - 2000); /* from the sample: the scheduler's instant */
 	assert_int_equal(got[0].state, OFFWAIT_SLEEPING);
 	assert_int_equal(got_first_id[0], 42);
 	assert_string_equal(got[0].waker, "producer");
@@ -130,12 +130,36 @@ static void test_wait(void **state)
 	assert_int_equal(got[2].state, OFFWAIT_PREEMPTED);
 	assert_int_equal(got_first_id[2], 43);
 	assert_int_equal(w.st.no_stack, 1);
+	/* Another thread of ours leaves its CPU for 7 (the tracepoint's next_pid): 7's wait ends
+	   then, when it is picked, not at its switch-in record after the switching. */
+	push(&w, OFFEV_SAMPLE, 9600, 7, OFFWAIT_SLEEPING, 46);
+	push(&w, OFFEV_OUT, 9601, 7, -1, 0);
+	{
+		struct offwait_ev e;
+
+		memset(&e, 0, sizeof(e));
+		e.kind = OFFEV_SAMPLE;
+		e.time = 9900;
+		e.tid = 8;
+		e.state = OFFWAIT_SLEEPING;
+		e.next_tid = 7;
+		offwaits_push(&w, &e);
+	}
+	push(&w, OFFEV_IN, 9905, 7, -1, 0);
+	offwaits_run(&w, 10000);
+	assert_int_equal(ngot, 4);
+	assert_int_equal(got[3].tid, 7);
+	assert_int_equal(got[3].ns, 300);
+	assert_int_equal(got_first_id[3], 46);
+	ngot = 3;
 	/* A sample without its out record (not yet enabled, or lost) still opens a wait. */
 	push(&w, OFFEV_SAMPLE, 11000, 7, OFFWAIT_DISK, 44);
 	offwaits_end(&w, 12500);
-	assert_int_equal(ngot, 4);
+	assert_int_equal(ngot, 5); /* and 8's, begun at its sample */
 	assert_int_equal(got[3].ns, 1500); /* still going at the end */
 	assert_int_equal(got[3].state, OFFWAIT_DISK);
+	assert_int_equal(got[4].tid, 8);
+	assert_int_equal(got[4].ns, 12500 - 9900);
 	offwaits_release(&w);
 }
 
@@ -163,7 +187,7 @@ static void test_before_and_newborn(void **state)
 	assert_int_equal(got_first_id[0], 77);
 	assert_int_equal(got[1].tid, 4);
 	assert_false(got[1].before);
-	assert_int_equal(got[1].ns, 599);
+	assert_int_equal(got[1].ns, 600);
 	assert_true(offwaits_seen(&w, 3));
 	assert_false(offwaits_seen(&w, 5)); /* the caller's to weigh */
 	assert_int_equal(offwaits_unswitched(&w, 3, 2000), -1); /* switched: not such a thread */
