@@ -5,8 +5,8 @@
  * and waker; a wait whose sample was lost gets no stack, never an older
  * one; a preemption; a wait begun before the window; one still going at
  * its end; events past the handling point kept for later; a newborn
- * thread's first switch-in is no wait. Also the tracepoint's states and
- * the tracefs format parser.
+ * thread's first switch-in is no wait. Also the tracepoint's states, the
+ * tracefs format parser, and who woke a thread by the waker's chain.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "attach/perf/kchain.h"
 #include "attach/perf/tracefs.h"
 #include "attach/source/offwaits.h"
 
@@ -232,12 +233,37 @@ static void test_states_and_format(void **state)
 	assert_int_equal(tracefs_parse_field("", "x", &f), -1);
 }
 
+/* Who woke a thread, by the waker's kernel chain (innermost first). */
+static void test_wake_context(void **state)
+{
+	static const char *const timer[] = { "try_to_wake_up", "hrtimer_wakeup",
+		"__hrtimer_run_queues", "hrtimer_interrupt", "__sysvec_apic_timer_interrupt",
+		"sysvec_apic_timer_interrupt", "asm_sysvec_apic_timer_interrupt" };
+	static const char *const nic[] = { "try_to_wake_up", "ep_poll_callback",
+		"sock_def_readable", "tcp_v4_rcv", "net_rx_action", "handle_softirqs",
+		"irq_exit_rcu", "common_interrupt", "asm_common_interrupt" };
+	static const char *const loopback[] = { "try_to_wake_up", "ep_poll_callback",
+		"sock_def_readable", "tcp_v4_rcv", "net_rx_action", "handle_softirqs",
+		"do_softirq", "__local_bh_enable_ip", "__dev_queue_xmit", "tcp_sendmsg",
+		"__x64_sys_sendto", "do_syscall_64", "entry_SYSCALL_64_after_hwframe" };
+	static const char *const futex[] = { "try_to_wake_up", "wake_up_q", "futex_wake",
+		"do_futex", "__x64_sys_futex", "do_syscall_64", "entry_SYSCALL_64_after_hwframe" };
+
+	(void)state;
+	assert_int_equal(kchain_context(timer, 7), KCHAIN_TIMER);
+	assert_int_equal(kchain_context(nic, 9), KCHAIN_IRQ);
+	assert_int_equal(kchain_context(loopback, 13), KCHAIN_TASK); /* the sender's doing */
+	assert_int_equal(kchain_context(futex, 7), KCHAIN_TASK);
+	assert_int_equal(kchain_context(NULL, 0), KCHAIN_TASK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_before_and_newborn),
 		cmocka_unit_test(test_states_and_format),
+		cmocka_unit_test(test_wake_context),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
