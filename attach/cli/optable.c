@@ -432,9 +432,10 @@ static const struct optdef rows[] = {
 	  "print one JSON line per capture on stdout (on stderr\n"
 	  "with -o -): path, type, pid, capture, exit, samples,\n"
 	  "lost, duration_s, threads, start_ns, partial,\n"
-	  "label_keys (cpu: also sampler, sampler_reason,\n"
-	  "kernel_stacks; --push: push, and push_reason when\n"
-	  "dropped)",
+	  "label_keys, kernel_stacks (cpu: also sampler,\n"
+	  "sampler_reason; offcpu: switches, waits_no_stack,\n"
+	  "lost_stacks, woken, states; --push: push, and\n"
+	  "push_reason when dropped)",
 	  NULL, NULL, OPTGROUP_MAIN },
 	{ "top", OPT_TOP, "[N]", set_top,
 	  "print the N (default 10) top functions after each\n"
