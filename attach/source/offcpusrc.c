@@ -12,45 +12,34 @@
  *  - CPU-wide where allowed (root, CAP_PERFMON): the sched_waking
  *    tracepoint, taken in the waker's context, filtered in the kernel to
  *    the target's threads.
- * offwaits.c turns the events into waits; this file opens the events,
- * reads the rings and makes each wait a sample.
+ * offwaits.c turns the events into waits; offread.c reads the rings,
+ * offemit.c makes each wait a sample; this file opens the events and runs
+ * the window (offcap.h: the state they share).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "attach/capture/target.h"
-#include "attach/perf/events.h"
-#include "attach/perf/kchain.h"
 #include "attach/perf/perfaccess.h"
-#include "attach/perf/stackhole.h"
-#include "attach/perf/tracefs.h"
-#include "attach/ptrace/kstack.h"
 #include "attach/source/capture.h"
-#include "attach/source/offwaits.h"
+#include "attach/source/offcap.h"
 #include "attach/source/record.h"
 #include "attach/source/source.h"
-#include "attach/source/tnames.h"
 #include "common/err.h"
 #include "common/hurry.h"
 #include "common/proc.h"
-#include "common/u64map.h"
-#include "common/vmread.h"
 #include "model/profile.h"
 #include "unwind/kallsyms.h"
 
 #define DRAIN_MS 50            /* read the rings at least this often */
 #define ORDER_SLACK_NS 2000000ull /* events this recent may still be on their way to a ring */
-#define FILTER_TIDS 256        /* wakers followed for at most this many threads */
 #define STACK_RING (4u << 20)  /* per CPU: switch-out samples */
 #define TIMES_RING (1u << 20)  /* per CPU: switch records */
 #define WAKE_RING (2u << 20)   /* per CPU: wake-ups */
-#define PRESENT_MAX 65536      /* threads read at the start */
 #define READER_NICE -10
 /*
  * Stack bytes a switch-out sample copies unless --stack-size says: a
@@ -59,488 +48,6 @@
  * full); a deeper stack is read on from memory (stackhole.h).
  */
 #define STACK_COPY (8u << 10)
-
-/* One capture's state. */
-struct offcap {
-	const struct capture_req *q;
-	pid_t pid;
-	struct recorder *rec;
-	struct tnames names;
-	struct offwaits w;
-	struct perf_events stacks, times, wakes;
-	struct stackhole hole;       /* the stack above the copy, read from memory */
-	int have_wakes;
-	struct tracefs_field prev_state, next_pid, wakee; /* offsets in the raw data; size 0: none */
-	struct u64map cpu0;          /* tid -> CPU ns at the start (schedstat) */
-	struct u64map short_ns, short_n; /* tid -> waits under --min-wait, their total and count */
-	struct u64map filtered;      /* tids in the wake-up filter */
-	int refilter;                /* a thread was born: the filter wants it */
-	char wakers[64][16];         /* names of wakers in other processes ("comm"), a few */
-	unsigned nwakers;
-	struct offcpu_stats *st;
-	uint64_t t0;
-	unsigned char *copy;         /* a sleeping thread's stack, read at the start */
-	int no_kstack;               /* /proc's kernel stacks refused: not asked again */
-};
-
-static void off_kernel(struct offcap *o, const struct perf_sample *s, const char **names,
-		       unsigned *n)
-{
-	*n = o->q->kernel ? kchain_names(s, names, PERF_CHAIN_MAX) : 0;
-	o->st->kernel_stacks += *n > 0;
-	recorder_kernel(o->rec, names, *n);
-}
-
-/* s unwound (with its kernel frames) into a malloc'd id array, or NULL. */
-static uint64_t *off_stack(struct offcap *o, const struct perf_sample *s, uint32_t *nids)
-{
-	static uint64_t ids[RECORD_IDS_MAX];
-	const char *names[PERF_CHAIN_MAX];
-	struct thread_image img;
-	unsigned nk;
-	size_t n;
-	uint64_t *v;
-
-	*nids = 0;
-	off_kernel(o, s, names, &nk);
-	if (ring_sample_image(s, o->stacks.layout.regs_mask, &img) < 0) {
-		o->st->no_regs++;
-		recorder_kernel(o->rec, NULL, 0);
-		return NULL;
-	}
-	n = recorder_stack(o->rec, &img, ids);
-	if (!n || !(v = malloc(n * sizeof(*v))))
-		return NULL;
-	memcpy(v, ids, n * sizeof(*v));
-	*nids = (uint32_t)n;
-	return v;
-}
-
-/* A raw field of up to 8 bytes, or -1 when the sample does not hold it. */
-static int64_t raw_field(const struct perf_sample *s, const struct tracefs_field *f)
-{
-	int64_t v = 0;
-
-	if (!f->size || f->size > 8 || !s->raw || f->offset + f->size > s->raw_len)
-		return -1;
-	memcpy(&v, s->raw + f->offset, f->size); /* little-endian */
-	return v;
-}
-
-static void off_switch_sample(void *ctx, const unsigned char *rec, size_t len)
-{
-	struct offcap *o = ctx;
-	struct offwait_ev e;
-	struct perf_sample s;
-	int64_t st;
-
-	if (ring_record_type(rec, len) == PERF_REC_LOST) {
-		uint64_t n;
-
-		if (ring_parse_lost(rec, len, &n) == 0)
-			o->st->lost_stacks += n;
-		return;
-	}
-	if (ring_record_type(rec, len) == PERF_REC_THROTTLE)
-		o->st->throttled++;
-	if (ring_record_type(rec, len) != PERF_REC_SAMPLE)
-		return;
-	if (ring_parse_sample(&o->stacks.layout, rec, len, &s) < 0) {
-		o->st->corrupt++;
-		return;
-	}
-	if (s.pid != (uint32_t)o->pid || s.tid == PERF_TID_GONE)
-		return;
-	memset(&e, 0, sizeof(e));
-	e.kind = OFFEV_SAMPLE;
-	e.time = s.time;
-	e.tid = s.tid;
-	st = raw_field(&s, &o->prev_state);
-	e.state = st < 0 ? -1 : (int8_t)offwait_state_of((uint64_t)st);
-	st = raw_field(&s, &o->next_pid);
-	e.next_tid = st > 0 ? (uint32_t)st : 0;
-	e.ids = off_stack(o, &s, &e.nids);
-	o->st->samples++;
-	offwaits_push(&o->w, &e);
-}
-
-static void off_switch_record(void *ctx, const unsigned char *rec, size_t len)
-{
-	struct offcap *o = ctx;
-	struct perf_switch sw;
-	struct offwait_ev e;
-	uint32_t pid, tid;
-	char name[16];
-	int exec;
-	uint64_t n;
-
-	switch (ring_record_type(rec, len)) {
-	case PERF_REC_SWITCH:
-		if (ring_parse_switch(&o->times.layout, rec, len, &sw) < 0) {
-			o->st->corrupt++;
-			return;
-		}
-		if (sw.pid != (uint32_t)o->pid)
-			return;
-		memset(&e, 0, sizeof(e));
-		e.kind = sw.out ? OFFEV_OUT : OFFEV_IN;
-		e.preempt = (uint8_t)sw.preempt;
-		e.time = sw.time;
-		e.tid = sw.tid;
-		o->st->switches += sw.out;
-		if (o->have_wakes && !u64map_get(&o->filtered, sw.tid, &n))
-			o->refilter = 1;
-		offwaits_push(&o->w, &e);
-		break;
-	case PERF_REC_LOST:
-		if (ring_parse_lost(rec, len, &n) == 0)
-			o->st->lost_switches += n;
-		break;
-	case PERF_REC_COMM:
-		if (ring_parse_comm(rec, len, &pid, &tid, name, &exec) == 0 && pid == (uint32_t)o->pid)
-			tnames_rename(&o->names, tid, name);
-		break;
-	default:
-		break;
-	}
-}
-
-/* The name of waker tid of another process pid: its comm, kept (a few), else a word. */
-static const char *off_foreign(struct offcap *o, uint32_t pid, uint32_t tid)
-{
-	char path[64], buf[32], *nl;
-	unsigned i;
-
-	if (o->nwakers >= sizeof(o->wakers) / sizeof(o->wakers[0]))
-		return "[another process]";
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
-	if (proc_read(path, buf, sizeof(buf)) <= 0)
-		return "[another process]";
-	if ((nl = strchr(buf, '\n')))
-		*nl = 0;
-	for (i = 0; i < o->nwakers; i++)
-		if (!strcmp(o->wakers[i], buf))
-			return o->wakers[i];
-	snprintf(o->wakers[o->nwakers], sizeof(o->wakers[0]), "%.15s", buf);
-	return o->wakers[o->nwakers++];
-}
-
-static void off_wake(void *ctx, const unsigned char *rec, size_t len)
-{
-	struct offcap *o = ctx;
-	const char *names[PERF_CHAIN_MAX];
-	struct offwait_ev e;
-	struct perf_sample s;
-	enum kchain_ctx how;
-	int64_t wakee;
-	unsigned nk;
-
-	if (ring_record_type(rec, len) == PERF_REC_LOST) {
-		uint64_t n;
-
-		if (ring_parse_lost(rec, len, &n) == 0)
-			o->st->lost_wakes += n;
-		return;
-	}
-	if (ring_record_type(rec, len) != PERF_REC_SAMPLE ||
-	    ring_parse_sample(&o->wakes.layout, rec, len, &s) < 0)
-		return;
-	if ((wakee = raw_field(&s, &o->wakee)) <= 0)
-		return;
-	memset(&e, 0, sizeof(e));
-	e.kind = OFFEV_WAKE;
-	e.time = s.time;
-	e.tid = (uint32_t)wakee;
-	nk = kchain_names(&s, names, PERF_CHAIN_MAX);
-	how = kchain_context(names, nk);
-	o->st->wakes++;
-	if (how == KCHAIN_TIMER) {
-		e.waker = "[timer]";
-	} else if (how == KCHAIN_IRQ || s.pid == 0) {
-		e.waker = "[interrupt]";
-	} else if (s.pid == (uint32_t)o->pid) {
-		e.waker = tnames_get(&o->names, s.tid);
-		e.wpid = s.pid;
-		e.wtid = s.tid;
-		if (o->q->waker_stacks) {
-			struct thread_image img;
-			static uint64_t ids[RECORD_IDS_MAX];
-			size_t n;
-
-			recorder_kernel(o->rec, names, o->q->kernel ? nk : 0);
-			if (ring_sample_image(&s, o->wakes.layout.regs_mask, &img) == 0 &&
-			    (n = recorder_stack(o->rec, &img, ids)) && (e.ids = malloc(n * 8))) {
-				memcpy(e.ids, ids, n * 8);
-				e.nids = (uint32_t)n;
-			}
-			recorder_kernel(o->rec, NULL, 0);
-		}
-	} else {
-		e.waker = off_foreign(o, s.pid, s.tid);
-		e.wpid = s.pid;
-		e.wtid = s.tid;
-	}
-	offwaits_push(&o->w, &e);
-}
-
-/* The wake-up filter: the target's threads known so far (at most FILTER_TIDS). */
-static void off_filter(struct offcap *o)
-{
-	char path[64], *f;
-	struct dirent *d;
-	size_t len = 0, cap = FILTER_TIDS * 24 + 1;
-	unsigned n = 0;
-	DIR *dir;
-
-	o->refilter = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)o->pid);
-	if (!(dir = opendir(path)) || !(f = malloc(cap))) {
-		if (dir)
-			closedir(dir);
-		return;
-	}
-	f[0] = 0;
-	while ((d = readdir(dir))) {
-		long tid = strtol(d->d_name, NULL, 10);
-
-		if (tid <= 0)
-			continue;
-		if (n == FILTER_TIDS) {
-			o->st->wakers_unfollowed++;
-			continue;
-		}
-		len += (size_t)snprintf(f + len, cap - len, "%spid == %ld", n ? " || " : "", tid);
-		u64map_put(&o->filtered, (uint64_t)tid, 1);
-		n++;
-	}
-	closedir(dir);
-	if (n && perf_events_filter(&o->wakes, f) < 0)
-		o->st->filter_failed = 1;
-	free(f);
-}
-
-/* The end of one wait: a sample, or its thread's short waits' total. */
-static void off_emit(void *ctx, const struct offwait *ow)
-{
-	struct offcap *o = ctx;
-	struct profile_label_in l[CAPTURE_THREAD_LABELS + 3];
-	static uint64_t ids[2 * RECORD_IDS_MAX + 2];
-	uint64_t id, v;
-	int64_t val[2];
-	size_t nl, n = 0;
-
-	if (ow->ns < o->q->min_wait_ns) {
-		u64map_put(&o->short_ns, ow->tid, (u64map_get(&o->short_ns, ow->tid, &v) ? v : 0) + ow->ns);
-		u64map_put(&o->short_n, ow->tid, (u64map_get(&o->short_n, ow->tid, &v) ? v : 0) + 1);
-		return;
-	}
-	if (ow->ids) {
-		memcpy(ids, ow->ids, ow->nids * sizeof(*ids));
-		n = ow->nids;
-	} else if ((id = recorder_marker_id(o->rec, ow->before
-					? "[off-CPU since before the capture]"
-					: "[not captured: switch-out stack lost]"))) {
-		ids[n++] = id;
-	}
-	if (o->q->waker_stacks && ow->waker && (id = recorder_marker_id(o->rec, "[woken by]"))) {
-		ids[n++] = id;
-		if (ow->wids) {
-			memcpy(ids + n, ow->wids, ow->nwids * sizeof(*ids));
-			n += ow->nwids;
-		} else if ((id = recorder_marker_id(o->rec, ow->waker))) {
-			ids[n++] = id;
-		}
-	}
-	nl = capture_thread_labels(o->q->labels, tnames_get(&o->names, ow->tid), (pid_t)ow->tid,
-				   o->pid, o->q->t->comm, l);
-	if (o->q->labels & LABEL_STATE)
-		l[nl++] = (struct profile_label_in){ .key = "state",
-						     .str = offwait_state_name[ow->state] };
-	if (ow->waker && (o->q->labels & LABEL_WAKER)) {
-		l[nl++] = (struct profile_label_in){ .key = "waker", .str = ow->waker };
-		if (ow->wtid)
-			l[nl++] = (struct profile_label_in){ .key = "waker_tid", .num = ow->wtid };
-	}
-	val[0] = 1;
-	val[1] = (int64_t)ow->ns;
-	recorder_add_ids(o->rec, ids, n, val, l, nl);
-}
-
-/* The waits under --min-wait, one sample per thread. */
-static void off_shorts(struct offcap *o)
-{
-	struct profile_label_in l[CAPTURE_THREAD_LABELS];
-	char frame[80];
-	uint64_t cnt;
-	int64_t val[2];
-	size_t i;
-
-	snprintf(frame, sizeof(frame), "[waits under %llu us]",
-		 (unsigned long long)(o->q->min_wait_ns / 1000));
-	for (i = 0; i < o->short_ns.nslots; i++) {
-		struct u64map_slot *sl = &o->short_ns.slots[i];
-
-		if (!sl->used)
-			continue;
-		cnt = 0;
-		u64map_get(&o->short_n, sl->key, &cnt);
-		val[0] = (int64_t)cnt;
-		val[1] = (int64_t)sl->value;
-		o->st->short_waits += cnt;
-		recorder_marker_sample(o->rec, frame, val, l,
-				       capture_thread_labels(o->q->labels, tnames_get(&o->names,
-							     (uint32_t)sl->key), (pid_t)sl->key,
-							     o->pid, o->q->t->comm, l));
-	}
-}
-
-/* A thread's CPU clock (schedstat), or -1. */
-static int64_t task_cpu_ns(pid_t pid, uint32_t tid)
-{
-	char path[64], buf[128];
-	uint64_t cpu, queued, slices;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%u/schedstat", (int)pid, tid);
-	if (proc_read(path, buf, sizeof(buf)) <= 0 ||
-	    proc_schedstat(buf, &cpu, &queued, &slices) < 0)
-		return -1;
-	return (int64_t)cpu;
-}
-
-/* A thread's state now, from its stat line's third field, as a wait's. */
-static enum offwait_state task_state(pid_t pid, uint32_t tid)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", (int)pid, tid);
-	/* The name may hold ") ": the state follows the last one. */
-	if (proc_read(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')) || p[1] != ' ')
-		return OFFWAIT_OTHER;
-	switch (p[2]) {
-	case 'S': return OFFWAIT_SLEEPING;
-	case 'D': return OFFWAIT_DISK;
-	case 'R': return OFFWAIT_PREEMPTED;
-	case 'T': case 't': return OFFWAIT_STOPPED;
-	default: return OFFWAIT_OTHER;
-	}
-}
-
-/* tid's syscall line: 0 with nr, sp and pc; else not blocked (or unreadable). */
-static int task_syscall(pid_t pid, uint32_t tid, long *nr, uint64_t *sp, uint64_t *pc)
-{
-	char path[64], buf[256];
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%u/syscall", (int)pid, tid);
-	if (proc_read(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return proc_syscall(buf, nr, sp, pc);
-}
-
-/*
- * A thread off the CPU at the start: its stack now, without stopping it
- * (as the ptrace engine reads a sleeper): sp and pc from its syscall
- * line, the stack from memory above sp, the kernel stack it is blocked in
- * (root); kept only when the syscall line is the same after the copy (it
- * did not run meanwhile). A malloc'd id array, or NULL.
- */
-static uint64_t *off_asleep_stack(struct offcap *o, uint32_t tid, uint32_t *nids)
-{
-	static uint64_t ids[RECORD_IDS_MAX];
-	const char *names[KSTACK_MAX];
-	struct thread_image img;
-	struct kstack ks;
-	uint64_t sp, pc, sp2, pc2, *v;
-	long nr, nr2;
-	size_t n, len;
-	unsigned i;
-
-	*nids = 0;
-	if (task_syscall(o->pid, tid, &nr, &sp, &pc) != 0 || !o->copy)
-		return NULL;
-	len = vm_read_upto(o->pid, sp, o->copy, o->q->stack_cap);
-	memset(&img, 0, sizeof(img));
-	img.regs.r[DWARF_RSP] = sp;
-	img.regs.r[DWARF_RIP] = pc;
-	img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
-	if (len) {
-		img.nstacks = 1;
-		img.stack[0].addr = sp;
-		img.stack[0].len = len;
-		img.stack[0].bytes = o->copy;
-	}
-	ks.n = 0;
-	if (o->q->kernel && !o->no_kstack && kstack_read(o->pid, (pid_t)tid, &ks) < 0 &&
-	    (errno == EACCES || errno == EPERM))
-		o->no_kstack = 1;
-	for (i = 0; i < ks.n; i++)
-		names[i] = ks.name[i];
-	recorder_kernel(o->rec, names, ks.n);
-	if (task_syscall(o->pid, tid, &nr2, &sp2, &pc2) != 0 || nr2 != nr || sp2 != sp ||
-	    pc2 != pc) {
-		recorder_kernel(o->rec, NULL, 0);
-		return NULL; /* it ran: what was read may be torn */
-	}
-	n = recorder_stack(o->rec, &img, ids);
-	if (!n || !(v = malloc(n * sizeof(*v))))
-		return NULL;
-	memcpy(v, ids, n * sizeof(*v));
-	*nids = (uint32_t)n;
-	o->st->asleep_stacks++;
-	return v;
-}
-
-/* The threads there at the start: their clocks, and each a wait until its first switch. */
-static void off_present(struct offcap *o)
-{
-	char path[64];
-	struct dirent *d;
-	int64_t cpu;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)o->pid);
-	if (!(dir = opendir(path)))
-		return;
-	while ((d = readdir(dir)) && o->cpu0.count < PRESENT_MAX) {
-		long tid = strtol(d->d_name, NULL, 10);
-
-		if (tid <= 0 || (cpu = task_cpu_ns(o->pid, (uint32_t)tid)) < 0)
-			continue;
-		u64map_put(&o->cpu0, (uint64_t)tid, (uint64_t)cpu);
-		tnames_get(&o->names, (uint32_t)tid);
-		enum offwait_state st = task_state(o->pid, (uint32_t)tid);
-		uint64_t *ids = NULL;
-		uint32_t nids = 0;
-
-		if (st != OFFWAIT_OTHER)
-			ids = off_asleep_stack(o, (uint32_t)tid, &nids);
-		offwaits_present(&o->w, (uint32_t)tid, st, ids, nids);
-	}
-	closedir(dir);
-}
-
-/*
- * Threads never switched during the window: running throughout, or
- * asleep throughout. The time their clock does not account for is one
- * wait from before the capture to its end.
- */
-static void off_unswitched(struct offcap *o, uint64_t window)
-{
-	int64_t c1;
-	uint64_t used;
-	size_t i;
-
-	for (i = 0; i < o->cpu0.nslots; i++) {
-		struct u64map_slot *sl = &o->cpu0.slots[i];
-
-		if (!sl->used || offwaits_seen(&o->w, (uint32_t)sl->key))
-			continue;
-		if ((c1 = task_cpu_ns(o->pid, (uint32_t)sl->key)) < 0)
-			continue; /* it ended: its end was a switch we did not see */
-		used = (uint64_t)c1 > sl->value ? (uint64_t)c1 - sl->value : 0;
-		if (used < window && offwaits_unswitched(&o->w, (uint32_t)sl->key, window - used) == 0)
-			o->st->unswitched++;
-	}
-}
 
 /* Open the three event sets. 0, or an EXIT_* code after saying why. */
 static int off_open(struct offcap *o, const struct perf_access *a)
@@ -583,7 +90,7 @@ static int off_open(struct offcap *o, const struct perf_access *a)
 	cfg.ring_bytes = WAKE_RING;
 	if (perf_events_init(&o->wakes, &cfg) == 0) {
 		o->have_wakes = 1;
-		off_filter(o);
+		offread_filter(o);
 	}
 	return 0;
 refused:
@@ -600,10 +107,10 @@ static void off_drain(struct offcap *o, int last)
 {
 	uint64_t now = clock_mono_ns();
 
-	perf_events_drain(&o->times, off_switch_record, o);
-	perf_events_drain(&o->stacks, off_switch_sample, o);
+	perf_events_drain(&o->times, offread_switch_record, o);
+	perf_events_drain(&o->stacks, offread_switch_sample, o);
 	if (o->have_wakes)
-		perf_events_drain(&o->wakes, off_wake, o);
+		perf_events_drain(&o->wakes, offread_wake, o);
 	if (!last)
 		offwaits_run(&o->w, now > ORDER_SLACK_NS ? now - ORDER_SLACK_NS : 0);
 }
@@ -635,7 +142,7 @@ static void off_window(struct offcap *o, struct capture_report *rep)
 			break;
 		off_drain(o, 0);
 		if (o->refilter)
-			off_filter(o);
+			offread_filter(o);
 		if ((pfd[0].revents & POLLIN) && (rep->stop_signal = capture_stop_take(sigfd)))
 			break;
 		if ((pidfd >= 0 && (pfd[1].revents & POLLIN)) || (pidfd < 0 && target_exited(o->pid))) {
@@ -700,7 +207,7 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 	u64map_init(&o.short_ns, TNAMES_MAX);
 	u64map_init(&o.short_n, TNAMES_MAX);
 	u64map_init(&o.filtered, FILTER_TIDS * 2);
-	offwaits_init(&o.w, 0, off_emit, &o);
+	offwaits_init(&o.w, 0, offemit_wait, &o);
 	o.copy = malloc(q->stack_cap);
 	perf_access_probe(&a);
 	if (!a.scope || a.exclude_kernel) {
@@ -726,7 +233,7 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 			   o.have_wakes ? "switch events, wake-ups" : "switch events");
 	/* The stacks of the threads asleep now first (reading them takes a while): the window
 	   begins when the events are enabled. */
-	off_present(&o);
+	offemit_present(&o);
 	rep->start_real_ns = clock_real_ns();
 	o.t0 = clock_mono_ns();
 	offwaits_start(&o.w, o.t0);
@@ -747,8 +254,8 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 	off_drain(&o, 1);
 	offwaits_end(&o.w, t1);
 	if (!rep->gone)
-		off_unswitched(&o, t1 - o.t0);
-	off_shorts(&o);
+		offemit_unswitched(&o, t1 - o.t0);
+	offemit_shorts(&o);
 	rep->off.waits = o.w.st.waits;
 	rep->off.no_stack = o.w.st.no_stack;
 	rep->off.woken = o.w.st.woken;

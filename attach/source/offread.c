@@ -1,0 +1,255 @@
+/*
+ * offread.c — the off-CPU source's rings read (offcap.h): switch-out
+ * samples (the stack, the tracepoint's prev_state and next_pid), switch
+ * records (the instants out and in), wake-ups (the waker: a thread of the
+ * target with its stack, another process's by name, a timer, an
+ * interrupt), each made an offwaits event; the kernel's filter of the
+ * wake-ups kept to the target's threads.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/perf/kchain.h"
+#include "attach/perf/ring.h"
+#include "attach/source/offcap.h"
+#include "attach/source/record.h"
+#include "attach/source/result.h"
+#include "common/proc.h"
+
+static void off_kernel(struct offcap *o, const struct perf_sample *s, const char **names,
+		       unsigned *n)
+{
+	*n = o->q->kernel ? kchain_names(s, names, PERF_CHAIN_MAX) : 0;
+	o->st->kernel_stacks += *n > 0;
+	recorder_kernel(o->rec, names, *n);
+}
+
+/* s unwound (with its kernel frames) into a malloc'd id array, or NULL. */
+static uint64_t *off_stack(struct offcap *o, const struct perf_sample *s, uint32_t *nids)
+{
+	static uint64_t ids[RECORD_IDS_MAX];
+	const char *names[PERF_CHAIN_MAX];
+	struct thread_image img;
+	unsigned nk;
+	size_t n;
+	uint64_t *v;
+
+	*nids = 0;
+	off_kernel(o, s, names, &nk);
+	if (ring_sample_image(s, o->stacks.layout.regs_mask, &img) < 0) {
+		o->st->no_regs++;
+		recorder_kernel(o->rec, NULL, 0);
+		return NULL;
+	}
+	n = recorder_stack(o->rec, &img, ids);
+	if (!n || !(v = malloc(n * sizeof(*v))))
+		return NULL;
+	memcpy(v, ids, n * sizeof(*v));
+	*nids = (uint32_t)n;
+	return v;
+}
+
+/* A raw field of up to 8 bytes, or -1 when the sample does not hold it. */
+static int64_t raw_field(const struct perf_sample *s, const struct tracefs_field *f)
+{
+	int64_t v = 0;
+
+	if (!f->size || f->size > 8 || !s->raw || f->offset + f->size > s->raw_len)
+		return -1;
+	memcpy(&v, s->raw + f->offset, f->size); /* little-endian */
+	return v;
+}
+
+void offread_switch_sample(void *ctx, const unsigned char *rec, size_t len)
+{
+	struct offcap *o = ctx;
+	struct offwait_ev e;
+	struct perf_sample s;
+	int64_t st;
+
+	if (ring_record_type(rec, len) == PERF_REC_LOST) {
+		uint64_t n;
+
+		if (ring_parse_lost(rec, len, &n) == 0)
+			o->st->lost_stacks += n;
+		return;
+	}
+	if (ring_record_type(rec, len) == PERF_REC_THROTTLE)
+		o->st->throttled++;
+	if (ring_record_type(rec, len) != PERF_REC_SAMPLE)
+		return;
+	if (ring_parse_sample(&o->stacks.layout, rec, len, &s) < 0) {
+		o->st->corrupt++;
+		return;
+	}
+	if (s.pid != (uint32_t)o->pid || s.tid == PERF_TID_GONE)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.kind = OFFEV_SAMPLE;
+	e.time = s.time;
+	e.tid = s.tid;
+	st = raw_field(&s, &o->prev_state);
+	e.state = st < 0 ? -1 : (int8_t)offwait_state_of((uint64_t)st);
+	st = raw_field(&s, &o->next_pid);
+	e.next_tid = st > 0 ? (uint32_t)st : 0;
+	e.ids = off_stack(o, &s, &e.nids);
+	o->st->samples++;
+	offwaits_push(&o->w, &e);
+}
+
+void offread_switch_record(void *ctx, const unsigned char *rec, size_t len)
+{
+	struct offcap *o = ctx;
+	struct perf_switch sw;
+	struct offwait_ev e;
+	uint32_t pid, tid;
+	char name[16];
+	int exec;
+	uint64_t n;
+
+	switch (ring_record_type(rec, len)) {
+	case PERF_REC_SWITCH:
+		if (ring_parse_switch(&o->times.layout, rec, len, &sw) < 0) {
+			o->st->corrupt++;
+			return;
+		}
+		if (sw.pid != (uint32_t)o->pid)
+			return;
+		memset(&e, 0, sizeof(e));
+		e.kind = sw.out ? OFFEV_OUT : OFFEV_IN;
+		e.preempt = (uint8_t)sw.preempt;
+		e.time = sw.time;
+		e.tid = sw.tid;
+		o->st->switches += sw.out;
+		if (o->have_wakes && !u64map_get(&o->filtered, sw.tid, &n))
+			o->refilter = 1;
+		offwaits_push(&o->w, &e);
+		break;
+	case PERF_REC_LOST:
+		if (ring_parse_lost(rec, len, &n) == 0)
+			o->st->lost_switches += n;
+		break;
+	case PERF_REC_COMM:
+		if (ring_parse_comm(rec, len, &pid, &tid, name, &exec) == 0 && pid == (uint32_t)o->pid)
+			tnames_rename(&o->names, tid, name);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The name of waker tid of another process pid: its comm, kept (a few), else a word. */
+static const char *off_foreign(struct offcap *o, uint32_t pid, uint32_t tid)
+{
+	char path[64], buf[32], *nl;
+	unsigned i;
+
+	if (o->nwakers >= sizeof(o->wakers) / sizeof(o->wakers[0]))
+		return "[another process]";
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	if (proc_read(path, buf, sizeof(buf)) <= 0)
+		return "[another process]";
+	if ((nl = strchr(buf, '\n')))
+		*nl = 0;
+	for (i = 0; i < o->nwakers; i++)
+		if (!strcmp(o->wakers[i], buf))
+			return o->wakers[i];
+	snprintf(o->wakers[o->nwakers], sizeof(o->wakers[0]), "%.15s", buf);
+	return o->wakers[o->nwakers++];
+}
+
+void offread_wake(void *ctx, const unsigned char *rec, size_t len)
+{
+	struct offcap *o = ctx;
+	const char *names[PERF_CHAIN_MAX];
+	struct offwait_ev e;
+	struct perf_sample s;
+	enum kchain_ctx how;
+	int64_t wakee;
+	unsigned nk;
+
+	if (ring_record_type(rec, len) == PERF_REC_LOST) {
+		uint64_t n;
+
+		if (ring_parse_lost(rec, len, &n) == 0)
+			o->st->lost_wakes += n;
+		return;
+	}
+	if (ring_record_type(rec, len) != PERF_REC_SAMPLE ||
+	    ring_parse_sample(&o->wakes.layout, rec, len, &s) < 0)
+		return;
+	if ((wakee = raw_field(&s, &o->wakee)) <= 0)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.kind = OFFEV_WAKE;
+	e.time = s.time;
+	e.tid = (uint32_t)wakee;
+	nk = kchain_names(&s, names, PERF_CHAIN_MAX);
+	how = kchain_context(names, nk);
+	o->st->wakes++;
+	if (how == KCHAIN_TIMER) {
+		e.waker = "[timer]";
+	} else if (how == KCHAIN_IRQ || s.pid == 0) {
+		e.waker = "[interrupt]";
+	} else if (s.pid == (uint32_t)o->pid) {
+		e.waker = tnames_get(&o->names, s.tid);
+		e.wpid = s.pid;
+		e.wtid = s.tid;
+		if (o->q->waker_stacks) {
+			struct thread_image img;
+			static uint64_t ids[RECORD_IDS_MAX];
+			size_t n;
+
+			recorder_kernel(o->rec, names, o->q->kernel ? nk : 0);
+			if (ring_sample_image(&s, o->wakes.layout.regs_mask, &img) == 0 &&
+			    (n = recorder_stack(o->rec, &img, ids)) && (e.ids = malloc(n * 8))) {
+				memcpy(e.ids, ids, n * 8);
+				e.nids = (uint32_t)n;
+			}
+			recorder_kernel(o->rec, NULL, 0);
+		}
+	} else {
+		e.waker = off_foreign(o, s.pid, s.tid);
+		e.wpid = s.pid;
+		e.wtid = s.tid;
+	}
+	offwaits_push(&o->w, &e);
+}
+
+/* The wake-up filter: the target's threads known so far (at most FILTER_TIDS). */
+void offread_filter(struct offcap *o)
+{
+	char path[64], *f;
+	struct dirent *d;
+	size_t len = 0, cap = FILTER_TIDS * 24 + 1;
+	unsigned n = 0;
+	DIR *dir;
+
+	o->refilter = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)o->pid);
+	if (!(dir = opendir(path)) || !(f = malloc(cap))) {
+		if (dir)
+			closedir(dir);
+		return;
+	}
+	f[0] = 0;
+	while ((d = readdir(dir))) {
+		long tid = strtol(d->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		if (n == FILTER_TIDS) {
+			o->st->wakers_unfollowed++;
+			continue;
+		}
+		len += (size_t)snprintf(f + len, cap - len, "%spid == %ld", n ? " || " : "", tid);
+		u64map_put(&o->filtered, (uint64_t)tid, 1);
+		n++;
+	}
+	closedir(dir);
+	if (n && perf_events_filter(&o->wakes, f) < 0)
+		o->st->filter_failed = 1;
+	free(f);
+}
