@@ -237,16 +237,20 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 	rep->start_real_ns = clock_real_ns();
 	o.t0 = clock_mono_ns();
 	offwaits_start(&o.w, o.t0);
-	/* Wake-ups, then switch-out samples, then switch records: each one a wait needs is on
-	   before the record that begins it (a sample opens a wait; an out record alone, one
-	   without its stack). */
+	/*
+	 * Wake-ups, switch records, then switch-out samples; off in the same
+	 * order. A switch in the gap at the start has its record and not its
+	 * sample: a wait with its state and no stack. The other way round, a
+	 * sample without its record, a preemption read "waiting"; at the end
+	 * that gap is the wait's last microseconds.
+	 */
 	if (o.have_wakes)
 		perf_events_enable(&o.wakes);
-	perf_events_enable(&o.stacks);
 	perf_events_enable(&o.times);
+	perf_events_enable(&o.stacks);
 	off_window(&o, rep);
-	perf_events_disable(&o.stacks);
 	perf_events_disable(&o.times);
+	perf_events_disable(&o.stacks);
 	if (o.have_wakes)
 		perf_events_disable(&o.wakes);
 	t1 = clock_mono_ns();

@@ -106,8 +106,9 @@ times() {
 				near "${got:-0}" "$want" "$(awk -v w="$want" -v p="$pct" 'BEGIN { print w * p / 100 }')"
 		fi
 		case $comm in spin*)
+			# One wait at the window's edge may lack its switch record's word (offcpusrc.c).
 			check "$name: $comm: all its off-CPU time is preempted ($pre of $got)" \
-				near "${pre:-0}" "${got:-1}" 0.002 ;;
+				near "${pre:-0}" "${got:-1}" 0.01 ;;
 		esac
 	done <"$WORK/$name.clk"
 	check "$name: every thread of the target in the profile ($n)" [ "$n" = "$threads" ]
