@@ -148,13 +148,12 @@ static int task_syscall(pid_t pid, uint32_t tid, long *nr, uint64_t *sp, uint64_
  */
 static uint64_t *off_asleep_stack(struct offcap *o, uint32_t tid, uint32_t *nids)
 {
-	static uint64_t ids[RECORD_IDS_MAX];
 	const char *names[KSTACK_MAX];
 	struct thread_image img;
 	struct kstack ks;
 	uint64_t sp, pc, sp2, pc2, *v;
 	long nr, nr2;
-	size_t n, len;
+	size_t len;
 	unsigned i;
 
 	*nids = 0;
@@ -183,12 +182,8 @@ static uint64_t *off_asleep_stack(struct offcap *o, uint32_t tid, uint32_t *nids
 		recorder_kernel(o->rec, NULL, 0);
 		return NULL; /* it ran: what was read may be torn */
 	}
-	n = recorder_stack(o->rec, &img, ids);
-	if (!n || !(v = malloc(n * sizeof(*v))))
-		return NULL;
-	memcpy(v, ids, n * sizeof(*v));
-	*nids = (uint32_t)n;
-	o->st->asleep_stacks++;
+	if ((v = recorder_stack_copy(o->rec, &img, nids)))
+		o->st->asleep_stacks++;
 	return v;
 }
 

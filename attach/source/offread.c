@@ -18,37 +18,23 @@
 #include "attach/source/result.h"
 #include "common/proc.h"
 
-static void off_kernel(struct offcap *o, const struct perf_sample *s, const char **names,
-		       unsigned *n)
+/*
+ * s unwound, the kernel frames names[0..nk) below its user stack, into a
+ * malloc'd id array (*nids of them), or NULL: no user registers, or no stack.
+ */
+static uint64_t *off_unwind(struct offcap *o, const struct perf_sample *s,
+			    const struct perf_layout *l, const char *const *names, unsigned nk,
+			    uint32_t *nids)
 {
-	*n = o->q->kernel ? kchain_names(s, names, PERF_CHAIN_MAX) : 0;
-	o->st->kernel_stacks += *n > 0;
-	recorder_kernel(o->rec, names, *n);
-}
-
-/* s unwound (with its kernel frames) into a malloc'd id array, or NULL. */
-static uint64_t *off_stack(struct offcap *o, const struct perf_sample *s, uint32_t *nids)
-{
-	static uint64_t ids[RECORD_IDS_MAX];
-	const char *names[PERF_CHAIN_MAX];
 	struct thread_image img;
-	unsigned nk;
-	size_t n;
-	uint64_t *v;
 
 	*nids = 0;
-	off_kernel(o, s, names, &nk);
-	if (ring_sample_image(s, o->stacks.layout.regs_mask, &img) < 0) {
-		o->st->no_regs++;
+	recorder_kernel(o->rec, names, nk);
+	if (ring_sample_image(s, l->regs_mask, &img) < 0) {
 		recorder_kernel(o->rec, NULL, 0);
 		return NULL;
 	}
-	n = recorder_stack(o->rec, &img, ids);
-	if (!n || !(v = malloc(n * sizeof(*v))))
-		return NULL;
-	memcpy(v, ids, n * sizeof(*v));
-	*nids = (uint32_t)n;
-	return v;
+	return recorder_stack_copy(o->rec, &img, nids);
 }
 
 /* A raw field of up to 8 bytes, or -1 when the sample does not hold it. */
@@ -65,8 +51,10 @@ static int64_t raw_field(const struct perf_sample *s, const struct tracefs_field
 void offread_switch_sample(void *ctx, const unsigned char *rec, size_t len)
 {
 	struct offcap *o = ctx;
+	const char *names[PERF_CHAIN_MAX];
 	struct offwait_ev e;
 	struct perf_sample s;
+	unsigned nk;
 	int64_t st;
 
 	if (ring_record_type(rec, len) == PERF_REC_LOST) {
@@ -94,7 +82,10 @@ void offread_switch_sample(void *ctx, const unsigned char *rec, size_t len)
 	e.state = st < 0 ? -1 : (int8_t)offwait_state_of((uint64_t)st);
 	st = raw_field(&s, &o->next_pid);
 	e.next_tid = st > 0 ? (uint32_t)st : 0;
-	e.ids = off_stack(o, &s, &e.nids);
+	nk = o->q->kernel ? kchain_names(&s, names, PERF_CHAIN_MAX) : 0;
+	o->st->kernel_stacks += nk > 0;
+	if (!(e.ids = off_unwind(o, &s, &o->stacks.layout, names, nk, &e.nids)) && !s.abi)
+		o->st->no_regs++;
 	o->st->samples++;
 	offwaits_push(&o->w, &e);
 }
@@ -197,19 +188,9 @@ void offread_wake(void *ctx, const unsigned char *rec, size_t len)
 		e.waker = tnames_get(&o->names, s.tid);
 		e.wpid = s.pid;
 		e.wtid = s.tid;
-		if (o->q->waker_stacks) {
-			struct thread_image img;
-			static uint64_t ids[RECORD_IDS_MAX];
-			size_t n;
-
-			recorder_kernel(o->rec, names, o->q->kernel ? nk : 0);
-			if (ring_sample_image(&s, o->wakes.layout.regs_mask, &img) == 0 &&
-			    (n = recorder_stack(o->rec, &img, ids)) && (e.ids = malloc(n * 8))) {
-				memcpy(e.ids, ids, n * 8);
-				e.nids = (uint32_t)n;
-			}
-			recorder_kernel(o->rec, NULL, 0);
-		}
+		if (o->q->waker_stacks)
+			e.ids = off_unwind(o, &s, &o->wakes.layout, names, o->q->kernel ? nk : 0,
+					   &e.nids);
 	} else {
 		e.waker = off_foreign(o, s.pid, s.tid);
 		e.wpid = s.pid;

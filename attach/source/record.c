@@ -414,20 +414,26 @@ int recorder_add(struct recorder *r, uint64_t key, const struct thread_image *im
 	return recorder_add_ids(r, r->ids, k, values, labels, nlabels);
 }
 
-size_t recorder_stack(struct recorder *r, const struct thread_image *img, uint64_t *ids)
+uint64_t *recorder_stack_copy(struct recorder *r, const struct thread_image *img, uint32_t *n)
 {
+	uint64_t *v;
 	size_t k;
 
+	*n = 0;
 	watchdog_progress();
 	if (watchdog_cut()) {
 		r->stats.not_unwound++;
 		r->nkids = 0;
-		ids[0] = recorder_marker(r, NOT_UNWOUND);
-		return ids[0] != 0;
+		r->ids[0] = recorder_marker(r, NOT_UNWOUND);
+		k = r->ids[0] != 0;
+	} else {
+		k = recorder_walk(r, img);
 	}
-	k = recorder_walk(r, img);
-	memcpy(ids, r->ids, k * sizeof(*ids));
-	return k;
+	if (!k || !(v = malloc(k * sizeof(*v))))
+		return NULL;
+	memcpy(v, r->ids, k * sizeof(*v));
+	*n = (uint32_t)k;
+	return v;
 }
 
 uint64_t recorder_marker_id(struct recorder *r, const char *marker)

@@ -121,10 +121,11 @@ void recorder_kernel(struct recorder *r, const char *const *names, unsigned n);
  * A stack kept by its caller for a sample added later (an off-CPU wait is
  * weighed when it ends): img unwound, with the kernel frames of
  * recorder_kernel(), into location ids, as recorder_add() would record
- * it. ids has room for RECORD_IDS_MAX; returns how many (0: none).
+ * it: a malloc'd array of *n ids (the caller frees it), or NULL (none, or
+ * out of memory). At most RECORD_IDS_MAX ids.
  */
 #define RECORD_IDS_MAX (RECORD_MAX_DEPTH + 1 + RECORD_KERNEL_MAX)
-size_t recorder_stack(struct recorder *r, const struct thread_image *img, uint64_t *ids);
+uint64_t *recorder_stack_copy(struct recorder *r, const struct thread_image *img, uint32_t *n);
 
 /* The location id of a marker frame (a name in brackets, no mapping), or 0. */
 uint64_t recorder_marker_id(struct recorder *r, const char *marker);
