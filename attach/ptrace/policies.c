@@ -27,14 +27,16 @@
  * the thread ran"), and nothing waits on a thread that is rarely caught
  * running (a pipe reader behind a dozen busy threads was found in user
  * code a few times a capture, and its CPU was carried to the end,
- * unattributed). A thread never yet found running keeps its CPU for its
- * first such sample.
+ * unattributed). A stop that ran on into a later call (a slide, or a
+ * timer sleep's entry on any host: stopcopy.c) is no more where the thread
+ * ran. A thread never yet found running keeps its CPU for its first such
+ * sample.
  */
 static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
 {
 	struct sampler *sm = ctx;
 
-	if (snap->how == SNAP_STOPPED && (snap->slept || snap->slid)) {
+	if (snap->how == SNAP_STOPPED && (snap->slept || snap->slid || snap->ran_to_sleep)) {
 		if (snap->slept) {
 			sm->res.found_asleep++;
 			/* Which of a wait's costs its waits have (waitcost_mix): its timer ends these. */

@@ -55,7 +55,7 @@ struct snapshot {
 	long slept_nr;         /* ... this one */
 	int slid;              /* SNAP_STOPPED: it ran on to a later syscall: not where it was */
 	int ran_on;            /* ... or to one that our stop broke at once (a sleep's entry) */
-	int ran_to_sleep;      /* ... or into a timer sleep's entry, on any host (wall) */
+	int ran_to_sleep;      /* ... or into a timer sleep's entry, on any host */
 	int queued;            /* SNAP_STOPPED: off a CPU when asked, mostly waiting for one */
 	int repeat_running;    /* SNAP_REPEAT: of the thread's last stack found running */
 	char repeat_state;     /* SNAP_REPEAT: this state, not the last sample's (0) */

@@ -127,10 +127,10 @@ static int queued_since(const struct thread *t)
  * scanning its descriptors all along. Found in one still on the CPU it had
  * at the look, it was entered after we asked on any host, judged or not:
  * a wall sample stands for where the thread ran at the look
- * (t_wall_burst). A CPU sample keeps such a stop where it landed unless
- * the host is judged: the call's entry is CPU the thread used since, and
- * carried to the handler it made an event loop's handler read high
- * (t_cpu_evloop; figures in doc/measurements.md).
+ * (t_wall_burst), a CPU sample's CPU is carried like a slide's. Kept
+ * where it landed until the host was judged, an event loop that is
+ * mostly asleep at the ticks (few user-code stops to judge by) put a
+ * third of its CPU in the sleep (t_cpu_evloop; doc/measurements.md).
  */
 static int timer_sleep(long nr)
 {
@@ -203,7 +203,7 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 			snap->slid = snap->ran_on && (!stopped_asleep((long)ur.orig_rax, (long)ur.rax) ||
 						      timer_sleep((long)ur.orig_rax));
 			snap->ran_to_sleep = ran && timer_sleep((long)ur.orig_rax);
-			s->stats.slid += (uint64_t)snap->slid;
+			s->stats.slid += (uint64_t)(snap->slid || snap->ran_to_sleep);
 		} else {
 			snap->slept = stopped_asleep((long)ur.orig_rax, (long)ur.rax);
 		}
