@@ -37,6 +37,7 @@ static uint64_t cost;
 static uint64_t timer_cost; /* a timer sleep's; at least cost */
 static int seq;           /* the waker's count; a futex word */
 static int stop;          /* the measurement is over */
+static int done;          /* cost and timer_cost are final */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -185,7 +186,7 @@ static void *waiter(void *arg)
  * lower, steadier figure errs low: a thread woken on a cold cache pays
  * more, and that rest stays where the samples put it.
  */
-static void measure(void)
+static void measure_run(void)
 {
 	struct job j;
 	pthread_t tw, tr;
@@ -212,6 +213,12 @@ static void measure(void)
 		timer_cost = cost;
 }
 
+static void measure(void)
+{
+	measure_run();
+	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+}
+
 static void *measure_main(void *arg)
 {
 	(void)arg;
@@ -229,8 +236,19 @@ void waitcost_start(void)
 		return;
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	(void)pthread_create(&th, &a, measure_main, NULL);
+	/* Without a thread of its own it is measured now, so that it is always ready after. */
+	if (pthread_create(&th, &a, measure_main, NULL) != 0)
+		pthread_once(&once, measure);
 	pthread_attr_destroy(&a);
+}
+
+int waitcost_ready(uint64_t *cost_ns, uint64_t *timer_ns)
+{
+	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+		return 0;
+	*cost_ns = cost;
+	*timer_ns = timer_cost;
+	return 1;
 }
 
 uint64_t waitcost_ns(void)

@@ -46,6 +46,13 @@
  */
 void waitcost_start(void);
 
+/*
+ * Without waiting: 1 and both figures (waitcost_ns(), waitcost_timer_ns())
+ * once measured, else 0. After waitcost_start() it turns 1 within the
+ * measurement's deadlines; without it, only after a waitcost_ns().
+ */
+int waitcost_ready(uint64_t *cost_ns, uint64_t *timer_ns);
+
 /* CPU ns one wait-and-wake costs a thread here, woken by another (0: unknown). */
 uint64_t waitcost_ns(void);
 

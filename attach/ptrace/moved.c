@@ -61,14 +61,19 @@ static uint64_t cpu_delta(struct moved *mv, uint64_t tick, struct session *s, st
 	cpu -= t->cpu_ns;
 	t->cpu_ns += cpu;
 	t->ran_tick = tick;
-	/* The kernel's side of its waits is not where any stop lands (waitcost.h). */
+	/*
+	 * The kernel's side of its waits is not where any stop lands
+	 * (waitcost.h): part of the CPU it used since its last sample.
+	 */
 	w = 0;
-	if (t->slices > t->slices_waited) {
-		w = waitcost_of(t->slices - t->slices_waited, wait_cost(mv, s, t), cpu);
+	if (mv->cost_pending && waitcost_ready(&mv->wait_cost_ns, &mv->timer_cost_ns))
+		mv->cost_pending = 0;
+	if (!mv->cost_pending && t->slices > t->slices_waited) {
+		w = waitcost_of(t->slices - t->slices_waited, wait_cost(mv, s, t), t->cpu_pending + cpu);
 		t->slices_waited = t->slices;
 	}
 	t->wait_ns += w;
-	t->cpu_pending += cpu - w;
+	t->cpu_pending = t->cpu_pending + cpu - w;
 	return cpu;
 }
 
@@ -189,4 +194,5 @@ void moved_init(struct moved *mv, pid_t pid, uint64_t cold_slack_ns)
 	mv->threads_read = 0;
 	mv->rescan_due = 0;
 	mv->wait_cost_ns = mv->timer_cost_ns = 0;
+	mv->cost_pending = 0;
 }

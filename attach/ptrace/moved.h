@@ -43,6 +43,7 @@ struct moved {
 	int rescan_due;           /* the CPU went to a thread we may not know: re-read the list */
 	uint64_t wait_cost_ns;    /* cpu: one wait's CPU (waitcost.h), kept in thread.wait_ns; 0: none */
 	uint64_t timer_cost_ns;   /* cpu: one timer sleep's (waitcost_timer_ns) */
+	int cost_pending;         /* cpu: both still being measured; the slices wait */
 };
 
 /*

@@ -113,6 +113,14 @@ static void sampler_finish(struct sampler *sm, struct session *s)
 
 	if (sm->cfg.policy->flags & POLICY_DEFER)
 		sampler_settle_late(sm, s);
+	/* A capture shorter than the measurement waits for it now: its last reads weigh the slices. */
+	if (sm->mv.cost_pending) {
+		sm->mv.wait_cost_ns = waitcost_ns();
+		sm->mv.timer_cost_ns = waitcost_timer_ns();
+		sm->mv.cost_pending = 0;
+	}
+	sm->res.wait_cost_ns = sm->mv.wait_cost_ns;
+	sm->res.timer_cost_ns = sm->mv.timer_cost_ns;
 	tids = calloc(s->threads.count + 1, sizeof(*tids));
 	n = tids ? threads_tids(&s->threads, tids, s->threads.count) : 0;
 	for (i = 0; i < n; i++)
@@ -153,11 +161,6 @@ static void sampler_setup(struct sampler *sm, struct session *s)
 	s->want_look = !!(c->policy->flags & (POLICY_RUNNING | POLICY_LOOK));
 	s->want_kstack = c->want_kstack;
 	s->hints = c->hints;
-	/* Measured before attaching: a few ms of futex wakes, once per process. */
-	if (c->policy->flags & POLICY_WAITS) {
-		r->wait_cost_ns = waitcost_ns();
-		r->timer_cost_ns = waitcost_timer_ns();
-	}
 	/*
 	 * On a machine with more runnable threads than CPUs the tracer waits
 	 * for a CPU like any of them, and ticks are missed; at a higher
@@ -269,8 +272,14 @@ void *sampler_main(void *arg)
 	r->start_real_ns = clock_real_ns();
 	r->start_mono_ns = clock_mono_ns();
 	moved_init(&sm->mv, c->pid, c->policy->cold_slack_ns);
-	sm->mv.wait_cost_ns = r->wait_cost_ns;
-	sm->mv.timer_cost_ns = r->timer_cost_ns;
+	/*
+	 * The wait costs are measured beside the sampling (waitcost_start):
+	 * on CPUs saturated by the target, waiting for them held the first
+	 * tick back by most of a second. Until they are known the threads'
+	 * slices wait (moved.c).
+	 */
+	if (c->policy->flags & POLICY_WAITS)
+		sm->mv.cost_pending = !waitcost_ready(&sm->mv.wait_cost_ns, &sm->mv.timer_cost_ns);
 	if (session_start(&s) < 0) {
 		r->attach_errno = errno ? errno : ESRCH;
 		goto out_session;

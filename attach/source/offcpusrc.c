@@ -229,11 +229,14 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 		recorder_add_refill(o.rec, RECORDER_REFILL_ANY, stackhole_complete, &o.hole);
 	if ((code = off_open(&o, &a)) != EXIT_OK)
 		goto out;
+	/*
+	 * The stacks of the threads asleep now first (reading them takes a
+	 * while): the window begins when the events are enabled, and the
+	 * capture line says so just before.
+	 */
+	offemit_present(&o);
 	target_say_capture(o.pid, q->t->comm, 0, q->what, q->duration_ns, 0,
 			   o.have_wakes ? "switch events, wake-ups" : "switch events");
-	/* The stacks of the threads asleep now first (reading them takes a while): the window
-	   begins when the events are enabled. */
-	offemit_present(&o);
 	rep->start_real_ns = clock_real_ns();
 	o.t0 = clock_mono_ns();
 	offwaits_start(&o.w, o.t0);
@@ -277,6 +280,10 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 	if ((o.st->lost_switches || o.w.st.dropped) && !q->quiet)
 		warning("%llu switch records lost: off-CPU totals are short",
 			(unsigned long long)(o.st->lost_switches + o.w.st.dropped));
+	if (o.st->lost_stacks && !q->quiet)
+		warning("%llu switch-out stacks lost to full rings: %llu waits kept with their times "
+			"under \"[not captured: switch-out stack lost]\" (a smaller --stack-size copies less)",
+			(unsigned long long)o.st->lost_stacks, (unsigned long long)o.w.st.no_stack);
 	recorder_lines(o.rec, q->debug, q->line_cache);
 	rep->rec = *recorder_stats(o.rec);
 	code = capture_close(&cx, o.pid, q->t->comm, 0, out);

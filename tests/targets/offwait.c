@@ -10,11 +10,15 @@
  *	            the other threads on fewer CPUs, preempted only.
  * With "pingpong" instead: two threads ("ping", "pong") hand a byte back
  * and forth over two pipes as fast as they can (a switch every few
- * microseconds).
- * Usage: offwait [SPIN] | offwait pingpong
+ * microseconds). With "yield": two threads ("yield0", "yield1") on one
+ * CPU (the first this process may use), each calling sched_yield() in a
+ * loop: every call a switch to the other, hundreds of thousands a second,
+ * all of it off-CPU while runnable ("preempted").
+ * Usage: offwait [SPIN] | offwait pingpong | offwait yield
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,7 @@ void produce_loop(void);
 void pipe_loop(void);
 void feed_loop(void);
 void spin_loop(void);
+void yield_loop(void);
 
 static void pause_ms(long ms)
 {
@@ -132,6 +137,46 @@ static void *ping_pong(void *arg)
 	}
 }
 
+__attribute__((noinline)) void yield_loop(void)
+{
+	for (;;)
+		sched_yield();
+}
+
+struct yielder {
+	const char *name;
+	cpu_set_t cpu;
+};
+
+static void *yielder(void *arg)
+{
+	struct yielder *y = arg;
+
+	pthread_setname_np(pthread_self(), y->name);
+	pthread_setaffinity_np(pthread_self(), sizeof(y->cpu), &y->cpu);
+	yield_loop();
+	return NULL;
+}
+
+/* Two threads yielding to each other on the first CPU main may use. */
+static int yield_pair(void)
+{
+	static struct yielder y[2] = { { "yield0", { { 0 } } }, { "yield1", { { 0 } } } };
+	cpu_set_t all;
+	pthread_t t;
+	int c, i;
+
+	if (sched_getaffinity(0, sizeof(all), &all))
+		return 1;
+	for (c = 0; c < CPU_SETSIZE - 1 && !CPU_ISSET(c, &all); c++)
+		;
+	for (i = 0; i < 2; i++) {
+		CPU_SET(c, &y[i].cpu);
+		pthread_create(&t, NULL, yielder, &y[i]);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const names[] = { "sleeper", "consumer", "producer", "piper", "feeder" };
@@ -144,6 +189,14 @@ int main(int argc, char **argv)
 			return 1;
 		pthread_create(&t, NULL, ping_pong, NULL);
 		pthread_create(&t, NULL, ping_pong, (void *)1);
+		printf("ready\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	if (argc > 1 && !strcmp(argv[1], "yield")) {
+		if (yield_pair())
+			return 1;
 		printf("ready\n");
 		fflush(stdout);
 		for (;;)

@@ -204,9 +204,19 @@ static void test_waitcost_of(void **state)
 
 static void test_waitcost_measured(void **state)
 {
-	uint64_t c = waitcost_ns();
+	uint64_t c, r = 0, rt = 0;
+	int i;
 
 	(void)state;
+	/* Started on a thread of its own, ready without a call that waits (within its deadlines). */
+	waitcost_start();
+	for (i = 0; i < 10000 && !waitcost_ready(&r, &rt); i++)
+		usleep(1000);
+	assert_true(waitcost_ready(&r, &rt));
+	c = waitcost_ns();
+	assert_int_equal(r, c);
+	assert_int_equal(rt, waitcost_timer_ns());
+	assert_true(rt >= c);
 	/* A wait costs a thread some CPU, and never the 50 us cap's worth of a sane host. */
 	assert_true(c > 0);
 	assert_true(c <= 50000);
