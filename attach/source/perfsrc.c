@@ -285,16 +285,16 @@ static uint64_t pcap_unseen(const struct pcap *c, uint64_t used, uint64_t got)
  * a timer: the slices' voluntary share (the thread's life's, from its
  * status, read only here) takes the timer's cost, the rest the switch's
  * (two loops beside a busy thread, often preempted: one read low, its
- * waits high). With kernel call chains there is no estimate: the kernel's
- * own frames say where its CPU went, and what the ticks missed is scaled
- * over them, as perf shows it.
+ * waits high). The same with kernel call chains: no tick lands in the
+ * switch either way, so no kernel frame can stand for its CPU, and scaled
+ * over the samples it went to an event loop's handler again.
  */
 static uint64_t pcap_waits(const struct pcap *c, const struct u64map *slices0, uint32_t tid,
 			   uint64_t used, uint64_t got)
 {
 	uint64_t s0 = 0, s1, cost, vol, invol;
 
-	if (c->ev->cfg.scope == PERF_SCOPE_TASK || used <= got || c->ev->cfg.kernel_chain ||
+	if (c->ev->cfg.scope == PERF_SCOPE_TASK || used <= got ||
 	    !u64map_get(&c->settle.slices, tid, &s1))
 		return 0;
 	u64map_get(slices0, tid, &s0);

@@ -26,13 +26,9 @@
 # the worst seen plus one; at 100 Hz the samples alone vary by +-4. The
 # sleep's bar, 20%, allows for 160 samples at 100 Hz (one run in ten saw
 # 11%: the syscall's own kernel side is a true sample there).
-# Without kernel call chains (--no-kernel): with them perf drops the
-# switching estimate and the CPU no tick saw is scaled over the samples,
-# the handler's mostly (+10..+13.5 at 1000 Hz in 8 runs on 2026-11-27);
-# kept beside them, the estimate read -5.3 mean, sd 5.0, -14.6 worst in
-# 16 (a timer's sleep measured at 36-38 us, not 17-19: unexplained), and
-# without chains -2.9 mean, sd 3.5, -7.1 worst in 16, as in the 40 above.
-# doc/measurements.md; issue 28 keeps the question open.
+# With kernel call chains (root: perf's default) as without: no tick
+# lands in the switch either way, and the estimate is the same
+# (doc/measurements.md, 2026-11-27, eighth session).
 . "$(dirname "$0")/lib.sh"
 
 # loops_now: ask the target for its counters; print "TID HANDLER_NS CPU_NS" lines.
@@ -70,7 +66,7 @@ one_case() {
 	start_target evloop "$loops" "$busy" 100 150 "$npoll"
 	sleep 0.3
 	before=$(loops_now)
-	"$ATTACH" -p "$TPID" -d 4s -F "$hz" -o "$WORK/$name.pb.gz" -q --no-kernel --stats 2>"$WORK/$name.stats"
+	"$ATTACH" -p "$TPID" -d 4s -F "$hz" -o "$WORK/$name.pb.gz" -q --stats 2>"$WORK/$name.stats"
 	rc=$?
 	after=$(loops_now)
 	check "$name: cprof-attach exits 0 (got $rc)" [ "$rc" = 0 ] || cat "$WORK/$name.stats"
