@@ -117,16 +117,19 @@ static void report_offcpu(const struct capture_report *r)
 		"cprof-attach: stats: %llu switches of %llu threads (%s), %llu waits (%llu under "
 		"--min-wait, %llu without their stack, %llu threads asleep throughout, %llu "
 		"stacks of threads asleep at the start read from memory), %llu "
-		"with a waker of %llu wake-ups read; lost: %llu switch records, %llu switch-out "
-		"stacks, %llu wake-ups, %llu events past the queue; throttled %llu times\n",
+		"with a waker of %llu wake-ups read, %llu picks read; lost: %llu switch records, "
+		"%llu switch-out stacks, %llu wake-ups, %llu picks, %llu events past the queue; "
+		"throttled %llu times\n",
 		(unsigned long long)f->switches, (unsigned long long)f->threads_opened,
 		f->tracepoint ? "sched_switch" : "context-switches event",
 		(unsigned long long)f->waits, (unsigned long long)f->short_waits,
 		(unsigned long long)f->no_stack, (unsigned long long)f->unswitched,
 		(unsigned long long)f->asleep_stacks,
 		(unsigned long long)f->woken, (unsigned long long)f->wakes,
+		(unsigned long long)f->picks,
 		(unsigned long long)f->lost_switches, (unsigned long long)f->lost_stacks,
-		(unsigned long long)f->lost_wakes, (unsigned long long)f->dropped,
+		(unsigned long long)f->lost_wakes, (unsigned long long)f->lost_picks,
+		(unsigned long long)f->dropped,
 		(unsigned long long)f->throttled);
 	fprintf(stderr,
 		"cprof-attach: stats: %llu stacks, %.1f frames on average, %llu partial, %llu "

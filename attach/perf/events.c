@@ -78,6 +78,7 @@ static void events_kind(const struct perf_cfg *c, struct perf_event_attr *a)
 		break;
 	case PERF_EVENT_SWITCH_OUT:
 	case PERF_EVENT_WAKING:
+	case PERF_EVENT_PICKS:
 		a->type = c->tp_id ? PERF_TYPE_TRACEPOINT : PERF_TYPE_SOFTWARE;
 		a->config = c->tp_id ? c->tp_id : PERF_COUNT_SW_CONTEXT_SWITCHES;
 		a->sample_period = 1;
@@ -109,7 +110,7 @@ static void events_attr(const struct perf_events *ev, struct perf_event_attr *a)
 		a->sample_max_stack = (uint16_t)ev->chain_max;
 	}
 	/* Names (and execs) come with the samples; the waker's are read from /proc. */
-	a->comm = c->event != PERF_EVENT_WAKING;
+	a->comm = c->event != PERF_EVENT_WAKING && c->event != PERF_EVENT_PICKS;
 	a->comm_exec = a->comm;
 	/* Every record ends with its tid and time: an exec's is set against samples'. */
 	a->sample_id_all = 1;
@@ -325,14 +326,14 @@ int perf_events_init(struct perf_events *ev, const struct perf_cfg *cfg)
 	ev->layout.sample_type = PERF_LAYOUT_TID | PERF_LAYOUT_TIME;
 	if (cfg->event == PERF_EVENT_CLOCK)
 		ev->layout.sample_type |= PERF_LAYOUT_PERIOD;
-	if (cfg->event != PERF_EVENT_SWITCH_TIMES)
+	if (cfg->event != PERF_EVENT_SWITCH_TIMES && cfg->event != PERF_EVENT_PICKS)
 		ev->layout.sample_type |= PERF_LAYOUT_REGS_USER | PERF_LAYOUT_STACK_USER;
 	else
 		ev->cfg.stack_bytes = 0;
 	if (cfg->tp_id && cfg->event != PERF_EVENT_CLOCK && cfg->event != PERF_EVENT_SWITCH_TIMES)
 		ev->layout.sample_type |= PERF_LAYOUT_RAW;
 	if (ev->cfg.kernel_chain && !ev->cfg.exclude_kernel &&
-	    cfg->event != PERF_EVENT_SWITCH_TIMES) {
+	    cfg->event != PERF_EVENT_SWITCH_TIMES && cfg->event != PERF_EVENT_PICKS) {
 		char max[32];
 		long m;
 

@@ -53,6 +53,8 @@ enum perf_event_what {
 	PERF_EVENT_SWITCH_TIMES, /* no samples: a PERF_REC_SWITCH at each switch in and out */
 	PERF_EVENT_WAKING,     /* CPU scope: a sample at each sched_waking (tp_id), taken in
 				  the waker's context, the wakee's tid in the raw data */
+	PERF_EVENT_PICKS,      /* CPU scope: a sample at each sched_switch (tp_id), the raw
+				  data only (no stack, no chain): who was picked, when */
 };
 
 struct perf_cfg {

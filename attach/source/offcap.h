@@ -34,13 +34,14 @@ struct offcap {
 	struct recorder *rec;
 	struct tnames names;
 	struct offwaits w;
-	struct perf_events stacks, times, wakes;
+	struct perf_events stacks, times, wakes, picks;
 	struct stackhole hole;       /* the stack above the copy, read from memory */
 	int have_wakes;
+	int have_picks;              /* CPU-wide sched_switch, filtered on next_pid: when picked */
 	struct tracefs_field prev_state, next_pid, wakee; /* offsets in the raw data; size 0: none */
 	struct u64map cpu0;          /* tid -> CPU ns at the start (schedstat) */
 	struct u64map short_ns, short_n; /* tid -> waits under --min-wait, their total and count */
-	struct u64map filtered;      /* tids in the wake-up filter */
+	struct u64map filtered;      /* tids in the wake-up and pick filters */
 	int refilter;                /* a thread was born: the filter wants it */
 	char wakers[64][16];         /* names of wakers in other processes ("comm"), a few */
 	unsigned nwakers;
@@ -50,12 +51,13 @@ struct offcap {
 	int no_kstack;               /* /proc's kernel stacks refused: not asked again */
 };
 
-/* perf_record_fn handlers (ctx: the offcap) for the three sets of rings. */
+/* perf_record_fn handlers (ctx: the offcap) for the four sets of rings. */
 void offread_switch_sample(void *ctx, const unsigned char *rec, size_t len);
 void offread_switch_record(void *ctx, const unsigned char *rec, size_t len);
 void offread_wake(void *ctx, const unsigned char *rec, size_t len);
+void offread_pick(void *ctx, const unsigned char *rec, size_t len);
 
-/* Give the wake-up events the filter of the target's threads now (at most FILTER_TIDS). */
+/* Give the wake-up and pick events the filter of the target's threads now (at most FILTER_TIDS). */
 void offread_filter(struct offcap *o);
 
 /* offwaits' emit: one wait a sample, or its thread's short waits' total. */

@@ -40,6 +40,7 @@
 #define STACK_RING (4u << 20)  /* per CPU: switch-out samples */
 #define TIMES_RING (1u << 20)  /* per CPU: switch records */
 #define WAKE_RING (2u << 20)   /* per CPU: wake-ups */
+#define PICK_RING (1u << 20)   /* per CPU: our threads' picks */
 #define READER_NICE -10
 /*
  * Stack bytes a switch-out sample copies unless --stack-size says: a
@@ -88,10 +89,19 @@ static int off_open(struct offcap *o, const struct perf_access *a)
 	cfg.pid = -1;
 	cfg.event = PERF_EVENT_WAKING;
 	cfg.ring_bytes = WAKE_RING;
-	if (perf_events_init(&o->wakes, &cfg) == 0) {
-		o->have_wakes = 1;
-		offread_filter(o);
-	}
+	o->have_wakes = perf_events_init(&o->wakes, &cfg) == 0;
+	/*
+	 * Each of our threads' picks, whoever it follows on its CPU: the end
+	 * of its wait before the switching (a thread of another process has
+	 * no switch-out sample of ours to tell it). Without, the switch-in
+	 * record, after the switching (offwaits.h).
+	 */
+	cfg.event = PERF_EVENT_PICKS;
+	cfg.kernel_chain = 0;
+	cfg.ring_bytes = PICK_RING;
+	if (o->next_pid.size && (cfg.tp_id = tracefs_event_id("sched", "sched_switch")))
+		o->have_picks = perf_events_init(&o->picks, &cfg) == 0;
+	offread_filter(o);
 	return 0;
 refused:
 	if (errno == ESRCH || target_exited(o->pid))
@@ -111,6 +121,8 @@ static void off_drain(struct offcap *o, int last)
 	perf_events_drain(&o->stacks, offread_switch_sample, o);
 	if (o->have_wakes)
 		perf_events_drain(&o->wakes, offread_wake, o);
+	if (o->have_picks)
+		perf_events_drain(&o->picks, offread_pick, o);
 	if (!last)
 		offwaits_run(&o->w, now > ORDER_SLACK_NS ? now - ORDER_SLACK_NS : 0);
 }
@@ -119,8 +131,8 @@ static void off_drain(struct offcap *o, int last)
 static void off_window(struct offcap *o, struct capture_report *rep)
 {
 	const struct capture_req *q = o->q;
-	struct pollfd pfd[2 + 3 * 256];
-	struct perf_events *sets[3] = { &o->times, &o->stacks, &o->wakes };
+	struct pollfd pfd[2 + 4 * 256];
+	struct perf_events *sets[4] = { &o->times, &o->stacks, &o->wakes, &o->picks };
 	uint64_t now, deadline = o->t0 + q->duration_ns;
 	int i, s, n = 0, sigfd, pidfd;
 
@@ -130,7 +142,7 @@ static void off_window(struct offcap *o, struct capture_report *rep)
 	pfd[n++].events = POLLIN;
 	pfd[n].fd = pidfd;
 	pfd[n++].events = POLLIN;
-	for (s = 0; s < 3; s++)
+	for (s = 0; s < 4; s++)
 		for (i = 0; i < sets[s]->nrings && n < (int)(sizeof(pfd) / sizeof(pfd[0])); i++) {
 			pfd[n].fd = sets[s]->rings[i].fd;
 			pfd[n++].events = POLLIN;
@@ -165,6 +177,7 @@ static void off_release(struct offcap *o)
 	perf_events_release(&o->stacks);
 	perf_events_release(&o->times);
 	perf_events_release(&o->wakes);
+	perf_events_release(&o->picks);
 	offwaits_release(&o->w);
 	recorder_free(o->rec);
 	stackhole_release(&o->hole);
@@ -249,6 +262,8 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 	 */
 	if (o.have_wakes)
 		perf_events_enable(&o.wakes);
+	if (o.have_picks)
+		perf_events_enable(&o.picks);
 	perf_events_enable(&o.times);
 	perf_events_enable(&o.stacks);
 	off_window(&o, rep);
@@ -256,6 +271,8 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 	perf_events_disable(&o.stacks);
 	if (o.have_wakes)
 		perf_events_disable(&o.wakes);
+	if (o.have_picks)
+		perf_events_disable(&o.picks);
 	t1 = clock_mono_ns();
 	capture_nice_end(&cx);
 	off_drain(&o, 1);

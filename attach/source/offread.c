@@ -114,7 +114,7 @@ void offread_switch_record(void *ctx, const unsigned char *rec, size_t len)
 		e.time = sw.time;
 		e.tid = sw.tid;
 		o->st->switches += sw.out;
-		if (o->have_wakes && !u64map_get(&o->filtered, sw.tid, &n))
+		if ((o->have_wakes || o->have_picks) && !u64map_get(&o->filtered, sw.tid, &n))
 			o->refilter = 1;
 		offwaits_push(&o->w, &e);
 		break;
@@ -200,22 +200,66 @@ void offread_wake(void *ctx, const unsigned char *rec, size_t len)
 }
 
 /* The wake-up filter: the target's threads known so far (at most FILTER_TIDS). */
+/*
+ * A CPU-wide sched_switch whose next_pid is one of ours (the filter's): the
+ * instant that thread was picked, before the switching, whoever left the
+ * CPU for it (a thread of another process too).
+ */
+void offread_pick(void *ctx, const unsigned char *rec, size_t len)
+{
+	struct offcap *o = ctx;
+	struct offwait_ev e;
+	struct perf_sample s;
+	uint64_t ours;
+	int64_t next;
+
+	if (ring_record_type(rec, len) == PERF_REC_LOST) {
+		uint64_t n;
+
+		if (ring_parse_lost(rec, len, &n) == 0)
+			o->st->lost_picks += n;
+		return;
+	}
+	if (ring_record_type(rec, len) != PERF_REC_SAMPLE ||
+	    ring_parse_sample(&o->picks.layout, rec, len, &s) < 0 ||
+	    (next = raw_field(&s, &o->next_pid)) <= 0 || !u64map_get(&o->filtered, (uint64_t)next, &ours))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.kind = OFFEV_PICK;
+	e.time = s.time;
+	e.tid = (uint32_t)next;
+	o->st->picks++;
+	offwaits_push(&o->w, &e);
+}
+
+/* "FIELD == tid || ..." for tids[0..n); NULL when none or out of memory. */
+static char *filter_of(const char *field, const uint64_t *tids, unsigned n)
+{
+	size_t len = 0, cap = (size_t)n * 40 + 1;
+	char *f = n ? malloc(cap) : NULL;
+	unsigned i;
+
+	if (!f)
+		return NULL;
+	f[0] = 0;
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(f + len, cap - len, "%s%s == %llu", i ? " || " : "", field,
+					(unsigned long long)tids[i]);
+	return f;
+}
+
 void offread_filter(struct offcap *o)
 {
-	char path[64], *f;
+	uint64_t tids[FILTER_TIDS];
+	char path[64], *f = NULL;
 	struct dirent *d;
-	size_t len = 0, cap = FILTER_TIDS * 24 + 1;
 	unsigned n = 0;
 	DIR *dir;
 
 	o->refilter = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)o->pid);
-	if (!(dir = opendir(path)) || !(f = malloc(cap))) {
-		if (dir)
-			closedir(dir);
+	if (!(dir = opendir(path)))
 		return;
-	}
-	f[0] = 0;
 	while ((d = readdir(dir))) {
 		long tid = strtol(d->d_name, NULL, 10);
 
@@ -225,12 +269,18 @@ void offread_filter(struct offcap *o)
 			o->st->wakers_unfollowed++;
 			continue;
 		}
-		len += (size_t)snprintf(f + len, cap - len, "%spid == %ld", n ? " || " : "", tid);
 		u64map_put(&o->filtered, (uint64_t)tid, 1);
-		n++;
+		tids[n++] = (uint64_t)tid;
 	}
 	closedir(dir);
-	if (n && perf_events_filter(&o->wakes, f) < 0)
-		o->st->filter_failed = 1;
+	if (o->have_wakes && (!(f = filter_of("pid", tids, n)) || perf_events_filter(&o->wakes, f) < 0))
+		o->st->filter_failed = n != 0;
+	free(f);
+	f = NULL;
+	/* Unfiltered, every switch on the machine would come: without a filter, no picks. */
+	if (o->have_picks && (!(f = filter_of("next_pid", tids, n)) || perf_events_filter(&o->picks, f) < 0)) {
+		perf_events_disable(&o->picks);
+		o->have_picks = 0;
+	}
 	free(f);
 }

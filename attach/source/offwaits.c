@@ -235,6 +235,10 @@ static void ev_handle(struct offwaits *w, struct offwait_ev *e)
 
 	if (e->kind == OFFEV_SAMPLE && e->next_tid && e->next_tid != e->tid)
 		thr_picked(w, e->next_tid, e->time);
+	if (e->kind == OFFEV_PICK) {
+		thr_picked(w, e->tid, e->time);
+		return;
+	}
 	if (!t)
 		return; /* e's stack is freed by the caller */
 	switch (e->kind) {

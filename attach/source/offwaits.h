@@ -25,9 +25,10 @@
  *    them: a wait begins at the switch-out sample (taken as the next
  *    thread is picked: the switching that follows, the profiler's own
  *    copy of the stack included, is the next thread's CPU time), and ends
- *    when the thread is picked, known from the switch-out sample of the
- *    thread it follows when that is one of the target's (the
- *    tracepoint's next_pid), else at its switch-in record;
+ *    when the thread is picked, known from a CPU-wide sched_switch
+ *    (OFFEV_PICK) or the switch-out sample of the thread it follows when
+ *    that is one of the target's (the tracepoint's next_pid), else at
+ *    its switch-in record;
  *  - the queue holds at most OFFWAITS_QUEUE_MAX events (the rest are
  *    counted as dropped); the thread table at most OFFWAITS_THREADS_MAX
  *    threads; stacks handed in are owned (and freed) here.
@@ -65,6 +66,7 @@ enum offwait_kind {
 	OFFEV_OUT,    /* the thread left its CPU (preempt says whether runnable) */
 	OFFEV_WAKE,   /* the thread was woken (by wpid/wtid, named waker) */
 	OFFEV_IN,     /* the thread came back on a CPU */
+	OFFEV_PICK,   /* the thread was picked to run (a CPU-wide sched_switch's next_pid) */
 };
 
 struct offwait_ev {

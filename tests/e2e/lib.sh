@@ -10,6 +10,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 B=${CPROF_BUILD:-$TOP/build}
 ATTACH=$B/cprof-attach
 PBDUMP=$B/tests/tools/pbdump
+TOOLS=$B/tests/tools
 TARGETS=$B/tests/targets
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cprof-e2e.XXXXXX")
 PIDS=""

@@ -32,17 +32,13 @@ fi
 ncpu=$(nproc)
 spin=$((ncpu + 1))
 
-# clocks PID FILE: "TIME_NS" then "COMM TID CPU_NS RUNQUEUE_NS" per thread,
-# every thread read by one awk within a millisecond of the time (read
-# one by one from the shell, with a fork each, the reads spread over
-# 100 ms and more on a loaded machine, and a spinner's share moved 10%).
-clocks() {
-	date +%s%N >"$2"
-	awk 'FNR == 1 { split(FILENAME, p, "/") }
-	     FILENAME ~ /comm$/ { c[p[5]] = $0; next }
-	     { s[p[5]] = $1 " " $2 }
-	     END { for (t in s) if (t in c) print c[t], t, s[t] }' \
-		/proc/"$1"/task/*/comm /proc/"$1"/task/*/schedstat 2>/dev/null >>"$2"
+# clocks_at LOG TIME_NS FILE: from clocklog's LOG, the block read nearest
+# TIME_NS, as "TIME_NS" then "COMM TID CPU_NS RUNQUEUE_NS" per thread.
+clocks_at() {
+	awk -v t="$2" '
+		$1 == "T" { d = $2 - t; if (d < 0) d = -d; cur = $2; if (best == "" || d < bd) { best = cur; bd = d } next }
+		$1 == "C" { blk[cur] = blk[cur] $2 " " $3 " " $4 " " $5 "\n" }
+		END { printf "%s\n%s", best, blk[best] }' "$1" >"$3"
 }
 
 # shares BEFORE AFTER: "COMM OFF_SHARE QUEUED_SHARE" per thread, from the clocks.
@@ -70,29 +66,30 @@ weight() {
 		END { if (all) printf "%.3f", k / all; else print -1 }'
 }
 
-# capture NAME [OPTIONS]: a 4 s offcpu capture of the target, its clocks
-# read when it starts (its capture line, just before the events are
-# enabled, looked for every 10 ms) and 4 s later: the profiler's own CPU,
-# which the spinners compete with, falls in both windows alike.
+# capture NAME [OPTIONS]: a 4 s offcpu capture of the target, and its
+# threads' clocks at the window's start and end (its start_ns and
+# duration_s), from clocklog's reads every 5 ms at nice -15 beside it:
+# read from the shell, after the capture line, the clocks came 260-500
+# ms after the window's start and 600-1260 ms after its end on a loaded
+# machine, and a spinner's share moved by up to 13%.
 capture() {
-	local name=$1 ap i t0 left
+	local name=$1 lp s d
 	shift
+	nice -n -15 "$TOOLS/clocklog" "$tp" 5 20 >"$WORK/$name.log" 2>/dev/null &
+	lp=$!
+	sleep 0.05
 	"$ATTACH" -p "$tp" -t offcpu -d 4s -o "$WORK/$name.pb.gz" --summary json "$@" \
-		>"$WORK/$name.json" 2>"$WORK/$name.err" &
-	ap=$!
-	for i in $(seq 1 1000); do
-		grep -q 'profiling' "$WORK/$name.err" && break
-		sleep 0.01
-	done
-	clocks "$tp" "$WORK/$name.c0"
-	t0=$(head -1 "$WORK/$name.c0")
-	left=$(awk -v t0="$t0" -v now="$(date +%s%N)" 'BEGIN { printf "%.3f", (t0 + 4e9 - now) / 1e9 }')
-	below 0 "$left" && sleep "$left"
-	clocks "$tp" "$WORK/$name.c1"
-	wait "$ap"
+		>"$WORK/$name.json" 2>"$WORK/$name.err"
 	rc=$?
+	kill "$lp" 2>/dev/null
+	wait "$lp" 2>/dev/null
 	check "$name: exit 0 ($rc)" [ "$rc" = 0 ]
 	[ "$rc" = 0 ] || cat "$WORK/$name.err"
+	s=$(sed -n 's/.*"start_ns":\([0-9]*\).*/\1/p' "$WORK/$name.json")
+	d=$(sed -n 's/.*"duration_s":\([0-9.]*\).*/\1/p' "$WORK/$name.json")
+	clocks_at "$WORK/$name.log" "${s:-0}" "$WORK/$name.c0"
+	clocks_at "$WORK/$name.log" "$(awk -v s="${s:-0}" -v d="${d:-0}" 'BEGIN { printf "%.0f", s + d * 1e9 }')" \
+		"$WORK/$name.c1"
 }
 
 # times NAME THREADS [PERCENT]: each thread's off-CPU share within PERCENT (10) of its
@@ -101,6 +98,12 @@ times() {
 	local name=$1 threads=$2 pct=${3:-10} comm want got q pre n=0
 	shares "$WORK/$name.c0" "$WORK/$name.c1" >"$WORK/$name.clk"
 	prof_shares "$WORK/$name.pb.gz" >"$WORK/$name.prof"
+	# How far the clocks' window is from the profile's (start_ns, duration_s).
+	awk -v c0="$(head -1 "$WORK/$name.c0")" -v c1="$(head -1 "$WORK/$name.c1")" -v n="$name" '
+		{ s = $0; sub(/.*"start_ns":/, "", s); sub(/,.*/, "", s)
+		  d = $0; sub(/.*"duration_s":/, "", d); sub(/,.*/, "", d)
+		  printf "%s: the clocks read %+.1f ms from the window'"'"'s start, %+.1f ms from its end\n",
+			n, (c0 - s) / 1e6, (c1 - s - d * 1e9) / 1e6 }' "$WORK/$name.json"
 	while read -r comm want q; do
 		read -r _ got pre < <(awk -v t="$comm" '$1 == t' "$WORK/$name.prof")
 		echo "$name: $comm off the CPU $got of the window (clocks: $want; queued $q; preempted $pre)"
