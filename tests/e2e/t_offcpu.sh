@@ -4,8 +4,9 @@
 # from queue_push, a pipe fed by "feeder", three spinners preempted on
 # fewer CPUs), and each thread's off-CPU time in the profile is held
 # against its own clocks: 1 - (schedstat's CPU time) / (wall time), read
-# at the capture's start and 4 s later (not around it: the profiler's own
-# start and end take CPU the spinners would have). Bar: within 10% of the
+# at the window's start and end (clocklog, below; not around the whole
+# run: the profiler's own start and end take CPU the spinners would
+# have). Bar: within 10% of the
 # clocks' (relative); the spinners' off-CPU is all "preempted"; the main
 # thread, asleep in pause() throughout, has the stack read from memory at
 # the start (no stop). As root
