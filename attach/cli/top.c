@@ -220,9 +220,15 @@ static int top_interval(struct top_run *r, struct debuginfo *debug, int *stop)
 	/* The capture line once, at the first interval: the header says the rest. */
 	if (r->v.intervals)
 		err_set_quiet(1);
+	pthread_mutex_lock(&r->v.lock);
+	r->v.capturing = 1;
+	pthread_mutex_unlock(&r->v.lock);
 	code = o->kind->source->capture(&req, &prof, &rep);
 	hurry_end();
 	err_set_quiet(r->tty || o->quiet);
+	pthread_mutex_lock(&r->v.lock);
+	r->v.capturing = 0;
+	pthread_mutex_unlock(&r->v.lock);
 	*stop = rep.stop_signal || watchdog_stop_signal() || rep.lost_access || rep.gone || rep.execed;
 	if (code != EXIT_OK) {
 		profile_free(prof);

@@ -40,6 +40,7 @@ struct top_view {
 	int by_total;      /* sort by total (else self) */
 	int span;          /* the span sorted by: TOPTAB_INTERVAL or TOPTAB_ALL */
 	int paused;        /* no capture until resumed */
+	int capturing;     /* an interval's capture is in flight (paused: "PAUSING" until it ends) */
 	pid_t filter;      /* the thread shown (0: every thread) */
 	int prompting;     /* reading a tid after f */
 	char entry[12];    /* the tid typed so far */

@@ -76,7 +76,7 @@ static void put_header(const struct top_view *v, struct buf *b, unsigned cols, i
 	put_line(b, cols, screen, "interval %u: %llu samples, %llu lost | start: %llu, %llu lost%s",
 		 v->intervals, (unsigned long long)v->samples, (unsigned long long)v->lost,
 		 (unsigned long long)v->samples_all, (unsigned long long)v->lost_all,
-		 v->paused ? "  PAUSED" : "");
+		 !v->paused ? "" : v->capturing ? "  PAUSING" : "  PAUSED");
 }
 
 static void put_functions(const struct top_view *v, struct buf *b, unsigned cols, int screen,
