@@ -40,6 +40,7 @@ struct top_run {
 	int wake[2];          /* a key that changes the loop's course (pause, quit) writes here */
 	volatile int ending;  /* the key thread's end */
 	int quit;             /* q (under the lock) */
+	const char *gone;     /* how the target went away ("exited"), or NULL */
 };
 
 /* Draw the view as it is now: the screen, or (text) nothing: blocks are written per interval. */
@@ -251,8 +252,10 @@ static int top_interval(struct top_run *r, struct debuginfo *debug, int *stop)
 	*stop |= r->quit;
 	pthread_mutex_unlock(&r->v.lock);
 	profile_free(prof);
-	if (rep.gone || rep.execed)
+	if (rep.gone || rep.execed) {
+		r->gone = rep.execed ? "executed a new program" : "exited";
 		return EXIT_GONE;
+	}
 	if (rep.lost_access)
 		target_lost_access(r->v.t);
 	return rep.lost_access ? EXIT_ATTACH : EXIT_OK;
@@ -272,6 +275,8 @@ static int top_loop(struct top_run *r, int sigfd)
 	for (n = 1; !stop && (r->v.o->count == 0 || n <= r->v.o->count); n++) {
 		watchdog_phase("paused", EXIT_OK, 0);
 		w = top_wait_paused(r, sigfd);
+		if (w == 2)
+			r->gone = "exited";
 		if (w)
 			code = w == 2 ? EXIT_GONE : EXIT_OK;
 		if (w)
@@ -341,10 +346,12 @@ int top_run(const struct options *opts, const struct target *t)
 	tty_restore();
 	err_set_quiet(opts->quiet);
 	capture_stop_close(sigfd);
-	if (code == EXIT_GONE)
+	/* As a series: the target's end after something was shown is partial, before it gone. */
+	if (code == EXIT_GONE) {
 		note("%d (%s) %s; top ends after %u intervals", (int)t->pid, t->comm,
-		     kill(t->pid, 0) < 0 ? "exited" : "went away or executed a new program",
-		     r.v.intervals);
+		     r.gone ? r.gone : "went away", r.v.intervals);
+		code = r.v.intervals ? EXIT_PARTIAL : EXIT_GONE;
+	}
 err:
 	toptab_free(r.v.tab);
 	close(r.wake[0]);

@@ -7,7 +7,8 @@
 # column, a the span, p pauses (PAUSED, and the interval count stands
 # still) and resumes, f TID shows one thread, q quits with exit 0 and the
 # terminal's settings as they were; SIGTERM does the same. The target is
-# left running after each, and after a SIGKILL of a ptrace top too. Every
+# left running after each, and after a SIGKILL of a ptrace top too; a
+# target that exits ends top with exit 5. Every
 # wait is a bounded poll for the text expected, never a fixed sleep.
 . "$(dirname "$0")/lib.sh"
 
@@ -138,6 +139,19 @@ EOF
 	check "  and the terminal's settings as before" cmp -s "$WORK/stty.before" "$WORK/stty.after"
 	check "target left running after SIGTERM" not_stopped "$TPID"
 	tmx kill-server 2>/dev/null
+fi
+
+if case_wanted gone; then
+	# A target that exits: top says so and ends, 5 after intervals were shown (4 before).
+	start_target ticker -t 3
+	SHORT=$TPID
+	TPID=$TICKER
+	"$ATTACH" top -p "$SHORT" --interval 300ms >"$WORK/gone" 2>"$WORK/gone.err"
+	rc=$?
+	n=$(grep -c "^pid $SHORT " "$WORK/gone")
+	check "top ends when its target exits, exit 5 after $n intervals, 4 before ($rc): $(tail -1 "$WORK/gone.err")" \
+		sh -c "{ [ $rc = 5 ] && [ $n -gt 0 ]; } || { [ $rc = 4 ] && [ $n = 0 ]; }"
+	check "  and says so: $(cat "$WORK/gone.err" | tr "\n" " ")" grep -q "^cprof-attach: $SHORT (ticker) exited; top ends after $n intervals" "$WORK/gone.err"
 fi
 
 if case_wanted kill; then
