@@ -154,7 +154,8 @@ static void *top_keys(void *arg)
 }
 
 /* The figures of the interval just captured, and its profile folded in. */
-static void top_fold(struct top_run *r, const struct capture_report *rep, const struct profile *prof)
+static void top_fold(struct top_run *r, const struct capture_report *rep,
+		     const struct profile *prof)
 {
 	struct top_view *v = &r->v;
 	const struct profile_value_type *ty;
@@ -178,10 +179,14 @@ static void top_fold(struct top_run *r, const struct capture_report *rep, const 
 	if (rep->sampler)
 		snprintf(v->sampler, sizeof(v->sampler), "%s", rep->sampler);
 	else if (!v->sampler[0])
-		snprintf(v->sampler, sizeof(v->sampler), "%s", rep->ptrace ? "ptrace" : rep->perf ? "perf" : rep->offcpu ? "perf" : "shim");
+		snprintf(v->sampler, sizeof(v->sampler), "%s",
+			 rep->ptrace ? "ptrace" : rep->perf || rep->offcpu ? "perf" : "shim");
 }
 
-/* While paused: wait for a key that resumes or quits, a stop signal, or the target's end. 0, 1 stop, 2 gone. */
+/*
+ * While paused: wait for a key that resumes or quits, a stop signal, or
+ * the target's end. 0 to go on, 1 to stop, 2 when the target is gone.
+ */
 static int top_wait_paused(struct top_run *r, int sigfd)
 {
 	struct pollfd p[2] = { { .fd = r->wake[0], .events = POLLIN }, { .fd = sigfd, .events = POLLIN } };

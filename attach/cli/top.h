@@ -55,7 +55,10 @@ struct top_view {
 /* Run top on t as o asks (commands.c's row). An EXIT_* code. */
 int top_run(const struct options *o, const struct target *t);
 
-/* The screen for rows x cols into b ("\033[H", lines each ended by "\033[K", "\033[J"); view locked. */
+/*
+ * The screen for rows x cols into b: "\033[H", lines each ended by
+ * "\033[K", "\033[J", the footer on the last row; view locked.
+ */
 void top_draw_screen(const struct top_view *v, unsigned rows, unsigned cols, struct buf *b);
 
 /* One plain-text block for the interval just folded, no escape sequence; view locked. */

@@ -20,7 +20,7 @@
 #define TOP_SCREEN_FUNCTIONS 200u /* the most rows a screen shows */
 #define TOP_SCREEN_THREADS 64u
 
-/* A line of at most cols bytes (never a UTF-8 sequence cut), then, on a screen, erase to its end. */
+/* A line of at most cols bytes (no UTF-8 sequence cut), then, on a screen, erase to its end. */
 static void put_line(struct buf *b, unsigned cols, int screen, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
@@ -73,7 +73,8 @@ static void put_header(const struct top_view *v, struct buf *b, unsigned cols, i
 		 (int)v->t->pid, comm, o->kind->name, value, v->sampler[0] ? v->sampler : "-", rate,
 		 (double)o->every_ns / 1e9, v->by_total ? "total" : "self",
 		 v->span == TOPTAB_ALL ? "start" : "last");
-	put_line(b, cols, screen, "interval %u: %llu samples, %llu lost | start: %llu, %llu lost%s",
+	put_line(b, cols, screen,
+		 "interval %u: samples %llu, lost %llu | start: samples %llu, lost %llu%s",
 		 v->intervals, (unsigned long long)v->samples, (unsigned long long)v->lost,
 		 (unsigned long long)v->samples_all, (unsigned long long)v->lost_all,
 		 !v->paused ? "" : v->capturing ? "  PAUSING" : "  PAUSED");
@@ -128,6 +129,11 @@ static void put_threads(const struct top_view *v, struct buf *b, unsigned cols, 
 		sum[TOPTAB_ALL] += th[i].value[TOPTAB_ALL];
 	}
 	n = all < max ? all : max;
+	/* The heap types' samples carry no thread: one row "0" would say nothing. */
+	if (all == 1 && !th[0].tid) {
+		put_line(b, cols, screen, "threads: %s samples do not say which thread", v->o->kind->name);
+		return;
+	}
 	put_line(b, cols, screen, "threads (%zu)   share: last  start%s", all,
 		 cpu ? "   CPU: last  start" : "");
 	for (i = 0; i < n; i++) {

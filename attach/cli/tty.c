@@ -3,9 +3,10 @@
  * terminal given back on every exit path: atexit, and the watchdog's
  * end (watchdog_on_end), which _exits past atexit. Ctrl-Z is off while
  * the view is up: a tracer suspended in the middle of a ptrace capture
- * would hold the target's threads stopped until it is continued. Plain ANSI (the sequences every terminal emulator since the
- * VT100 reads, tmux and screen too) and termios: no new library to
- * install for one screen of text.
+ * would hold the target's threads stopped until it is continued.
+ * Plain ANSI (the sequences every terminal emulator since the VT100
+ * reads, tmux and screen too) and termios rather than ncurses: no new
+ * library to build against or install for one screen of text.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +26,7 @@
 #define TTY_ENTER "\033[?1049h\033[?25l\033[H\033[2J"
 #define TTY_LEAVE "\033[?25h\033[?1049l"
 
-#define TTY_HELD_MAX (64u << 10) /* bytes of held messages given back to stderr */
+#define TTY_HELD_MAX (64 << 10) /* bytes of messages held while the screen is up */
 
 static struct termios tty_saved;
 static volatile sig_atomic_t tty_taken;
@@ -48,23 +49,28 @@ int tty_write(const char *s, size_t n)
 	return 0;
 }
 
-/* stderr back, and what was held on it copied there (the first TTY_HELD_MAX bytes). */
+/* stderr back, and what was held on it copied there. */
 static void tty_give_stderr(void)
 {
 	char b[4096];
-	size_t total = 0;
+	off_t held, at = 0;
 	ssize_t n;
 
 	if (tty_stderr < 0)
 		return;
+	/* The memfd shares its offset with the stderr it stood for: the bytes written. */
+	held = lseek(tty_held, 0, SEEK_CUR);
 	dup2(tty_stderr, STDERR_FILENO);
 	close(tty_stderr);
 	tty_stderr = -1;
-	if (lseek(tty_held, 0, SEEK_SET) == 0)
-		while (total < TTY_HELD_MAX && (n = read(tty_held, b, sizeof(b))) > 0) {
-			(void)!write(STDERR_FILENO, b, (size_t)n);
-			total += (size_t)n;
-		}
+	while (at < held) {
+		size_t want = (size_t)(held - at) < sizeof(b) ? (size_t)(held - at) : sizeof(b);
+
+		if ((n = pread(tty_held, b, want, at)) <= 0)
+			break;
+		(void)!write(STDERR_FILENO, b, (size_t)n);
+		at += n;
+	}
 	close(tty_held);
 	tty_held = -1;
 }
@@ -92,9 +98,16 @@ static void tty_hold_stderr(void)
 {
 	if (tty_stderr >= 0 || !isatty(STDERR_FILENO))
 		return;
-	tty_held = memfd_create("cprof-top-stderr", MFD_CLOEXEC);
+	tty_held = memfd_create("cprof-top-stderr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (tty_held < 0)
 		return;
+	/* Its hard cap: a fixed size, sealed; a write past it fails (and is lost). */
+	if (ftruncate(tty_held, TTY_HELD_MAX) < 0 ||
+	    fcntl(tty_held, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK) < 0) {
+		close(tty_held);
+		tty_held = -1;
+		return;
+	}
 	tty_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (tty_stderr < 0 || dup2(tty_held, STDERR_FILENO) < 0) {
 		if (tty_stderr >= 0)

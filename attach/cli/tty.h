@@ -11,9 +11,10 @@
  *    write only): it runs from atexit and from the watchdog's last act;
  *  - ISIG stays on: Ctrl-C raises SIGINT, which the watchdog takes as a
  *    stop (common/watchdog.h); Ctrl-Z is off (tty.c says why);
- *  - while the view is up, stderr is held (a memfd) and given back, with
- *    what was written to it, by tty_restore(): no message is drawn over
- *    the screen or lost with the alternate screen;
+ *  - while the view is up, stderr is held (a sealed memfd of a fixed
+ *    64 KiB) and given back, with what was written to it, by
+ *    tty_restore(): no message is drawn over the screen or lost with the
+ *    alternate screen;
  *  - nothing here prints what a target chose: callers sanitize.
  */
 #include <stddef.h>

@@ -8,7 +8,8 @@
 # still) and resumes, f TID shows one thread, q quits with exit 0 and the
 # terminal's settings as they were; SIGTERM does the same. The target is
 # left running after each, and after a SIGKILL of a ptrace top too; a
-# target that exits ends top with exit 5. Every
+# target that exits ends top with exit 5; an error while the screen is up
+# is printed after it. Every
 # wait is a bounded poll for the text expected, never a fixed sleep.
 . "$(dirname "$0")/lib.sh"
 
@@ -138,6 +139,19 @@ EOF
 	until_true 50 test -s "$WORK/stty.after"
 	check "  and the terminal's settings as before" cmp -s "$WORK/stty.before" "$WORK/stty.after"
 	check "target left running after SIGTERM" not_stopped "$TPID"
+	tmx kill-server 2>/dev/null
+fi
+
+if case_wanted held; then
+	# An error while the screen is up is not lost with it: printed once the terminal is back.
+	cat >"$WORK/heap.sh" <<EOF
+"$ATTACH" top -p $TPID -t heap </dev/tty
+echo "top exited \$?"
+exec sleep 600
+EOF
+	tmx new-session -d -s top -x 80 -y 24 "sh $WORK/heap.sh"
+	check "top -t heap of a target without the shim exits 3" until_true 300 pane_has "^top exited 3"
+	check "  and its error is on the terminal after the view" pane_has "libcprof.so is not"
 	tmx kill-server 2>/dev/null
 fi
 

@@ -60,7 +60,7 @@ static const struct toptab_fn *find(const struct toptab_fn *f, size_t n, const c
 	return NULL;
 }
 
-/* Thread 10: hot <- rec <- rec <- main (30); thread 20: cold <- main (10), and an unnamed leaf (5). */
+/* Thread 10: hot <- rec <- rec <- main (30); 20: cold <- main (10), an unnamed leaf (5). */
 static struct profile *first(void)
 {
 	struct profile *p = prof_new();
