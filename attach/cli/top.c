@@ -32,7 +32,7 @@
 #include "model/profile.h"
 #include "writer/top.h"
 
-#define TOP_KEY_POLL_MS 200 /* how often the key thread looks whether top is ending */
+#define TOP_KEY_POLL_MS 200 /* how often the key thread looks for the end and a new size */
 
 struct top_run {
 	struct top_view v;
@@ -41,6 +41,7 @@ struct top_run {
 	volatile int ending;  /* the key thread's end */
 	int quit;             /* q (under the lock) */
 	const char *gone;     /* how the target went away ("exited"), or NULL */
+	unsigned rows, cols;  /* the size last drawn at */
 };
 
 /* Draw the view as it is now: the screen, or (text) nothing: blocks are written per interval. */
@@ -53,6 +54,8 @@ static void top_redraw(struct top_run *r)
 		return;
 	buf_init(&b, TOP_FRAME_MAX);
 	tty_size(&rows, &cols);
+	r->rows = rows;
+	r->cols = cols;
 	top_draw_screen(&r->v, rows, cols, &b);
 	(void)tty_write((const char *)b.data, b.len);
 	buf_release(&b);
@@ -130,6 +133,18 @@ static void top_key(struct top_run *r, int c)
 	}
 }
 
+/* A terminal resized (over ssh too: no SIGWINCH handler needed) is drawn again at its size. */
+static void top_resized(struct top_run *r)
+{
+	unsigned rows, cols;
+
+	tty_size(&rows, &cols);
+	pthread_mutex_lock(&r->v.lock);
+	if (rows != r->rows || cols != r->cols)
+		top_redraw(r);
+	pthread_mutex_unlock(&r->v.lock);
+}
+
 static void *top_keys(void *arg)
 {
 	struct top_run *r = arg;
@@ -138,8 +153,10 @@ static void *top_keys(void *arg)
 	ssize_t n;
 
 	while (!r->ending) {
-		if (poll(&p, 1, TOP_KEY_POLL_MS) <= 0)
+		if (poll(&p, 1, TOP_KEY_POLL_MS) <= 0) {
+			top_resized(r);
 			continue;
+		}
 		n = read(STDIN_FILENO, &c, 1);
 		if (n < 0 && errno == EINTR)
 			continue;

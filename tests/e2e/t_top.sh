@@ -3,7 +3,8 @@
 # Not a terminal: one plain-text block per interval, --count N of them,
 # the hot function at the top of each, no escape byte (not even from a
 # target whose names are escape sequences). On a terminal (tmux, 80x24):
-# the header and the hot function on screen; s and t change the sort
+# the header and the hot function on screen, drawn again at a new size;
+# s and t change the sort
 # column, a the span, p pauses (PAUSED, and the interval count stands
 # still) and resumes, f TID shows one thread, q quits with exit 0 and the
 # terminal's settings as they were; SIGTERM does the same. The target is
@@ -93,6 +94,12 @@ EOF
 	check "and the hot function" until_true 100 pane_has "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +work_loop"
 	check "and the column sorted by, SELF% of the last interval" pane_has "^  last SELF% +total% +start self% +total%"
 	check "80x24: no line wider than 80" sh -c "! awk 'length > 80' '$WORK/pane' | grep -q ."
+	tmx resize-window -t top -x 100 -y 30
+	check "a resized terminal is drawn at its size (the keys on row 30)" \
+		until_true 50 sh -c "tmux -L '$SOCK' capture-pane -p -t top | sed -n 30p | grep -q '^keys:'"
+	tmx resize-window -t top -x 80 -y 24
+	check "  and back at 80x24 (row 24)" \
+		until_true 50 sh -c "tmux -L '$SOCK' capture-pane -p -t top | sed -n 24p | grep -q '^keys:'"
 	tmx send-keys -t top t
 	check "t sorts by total" until_true 50 pane_has "\\[sort total, last\\]"
 	check "  (TOTAL% in capitals)" pane_has "^  last self% +TOTAL% +start self% +total%"
