@@ -14,8 +14,9 @@
 # wait is a bounded poll for the text expected, never a fixed sleep.
 . "$(dirname "$0")/lib.sh"
 
-SOCK=cprof-test-$$
-tmx() { tmux -L "$SOCK" -f /dev/null "$@"; }
+# The server's socket in the work directory: gone with it, whatever happens.
+SOCK=$WORK/tmux.sock
+tmx() { tmux -S "$SOCK" -f /dev/null "$@"; }
 trap 'tmx kill-server 2>/dev/null; cleanup' EXIT
 
 # until_true TRIES CMD...: run CMD every 0.1 s until it succeeds, at most TRIES times.
@@ -96,10 +97,10 @@ EOF
 	check "80x24: no line wider than 80" sh -c "! awk 'length > 80' '$WORK/pane' | grep -q ."
 	tmx resize-window -t top -x 100 -y 30
 	check "a resized terminal is drawn at its size (the keys on row 30)" \
-		until_true 50 sh -c "tmux -L '$SOCK' capture-pane -p -t top | sed -n 30p | grep -q '^keys:'"
+		until_true 50 sh -c "tmux -S '$SOCK' capture-pane -p -t top | sed -n 30p | grep -q '^keys:'"
 	tmx resize-window -t top -x 80 -y 24
 	check "  and back at 80x24 (row 24)" \
-		until_true 50 sh -c "tmux -L '$SOCK' capture-pane -p -t top | sed -n 24p | grep -q '^keys:'"
+		until_true 50 sh -c "tmux -S '$SOCK' capture-pane -p -t top | sed -n 24p | grep -q '^keys:'"
 	tmx send-keys -t top t
 	check "t sorts by total" until_true 50 pane_has "\\[sort total, last\\]"
 	check "  (TOTAL% in capitals)" pane_has "^  last self% +TOTAL% +start self% +total%"
@@ -114,7 +115,7 @@ EOF
 	check "  and marks it in the threads" pane_has "^> +$WORKER worker"
 	tmx send-keys -t top f Enter
 	check "f and an empty line shows every thread again" \
-		until_true 50 sh -c "tmux -L '$SOCK' capture-pane -p -t top | grep -q '^keys:' && ! tmux -L '$SOCK' capture-pane -p -t top | grep -q '^functions of thread'"
+		until_true 50 sh -c "tmux -S '$SOCK' capture-pane -p -t top | grep -q '^keys:' && ! tmux -S '$SOCK' capture-pane -p -t top | grep -q '^functions of thread'"
 	tmx send-keys -t top p
 	check "p pauses" until_true 50 pane_has "PAUSED"
 	i0=$(pane_interval)
@@ -124,8 +125,8 @@ EOF
 	i1=$(pane_interval)
 	check "  the interval count stands still ($i0, then $i1)" [ "$i0" = "$i1" ]
 	tmx send-keys -t top p
-	check "p again resumes" until_true 100 sh -c "i=\$(tmux -L '$SOCK' capture-pane -p -t top | sed -n 's/^interval \\([0-9]*\\):.*/\\1/p'); [ -n \"\$i\" ] && [ \"\$i\" -gt '$i1' ]"
-	check "  and PAUSED is gone" sh -c "! tmux -L '$SOCK' capture-pane -p -t top | grep -q PAUSED"
+	check "p again resumes" until_true 100 sh -c "i=\$(tmux -S '$SOCK' capture-pane -p -t top | sed -n 's/^interval \\([0-9]*\\):.*/\\1/p'); [ -n \"\$i\" ] && [ \"\$i\" -gt '$i1' ]"
+	check "  and PAUSED is gone" sh -c "! tmux -S '$SOCK' capture-pane -p -t top | grep -q PAUSED"
 	tmx send-keys -t top q
 	check "q quits" until_true 100 test -s "$WORK/top.rc"
 	check "  with exit 0 ($(cat "$WORK/top.rc" 2>/dev/null))" [ "$(cat "$WORK/top.rc" 2>/dev/null)" = 0 ]
