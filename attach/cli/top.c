@@ -42,6 +42,7 @@ struct top_run {
 	int quit;             /* q (under the lock) */
 	const char *gone;     /* how the target went away ("exited"), or NULL */
 	unsigned rows, cols;  /* the size last drawn at */
+	int out_err;          /* text: the errno a block could not be written with (EPIPE: | head) */
 };
 
 /* Draw the view as it is now: the screen, or (text) nothing: blocks are written per interval. */
@@ -266,12 +267,13 @@ static int top_interval(struct top_run *r, struct debuginfo *debug, int *stop)
 		} else {
 			buf_init(&b, TOP_FRAME_MAX);
 			top_draw_text(&r->v, &b);
-			fwrite(b.data, 1, b.len, stdout);
-			fflush(stdout);
+			if ((fwrite(b.data, 1, b.len, stdout) < b.len || fflush(stdout) != 0) &&
+			    !r->out_err)
+				r->out_err = errno ? errno : EIO;
 			buf_release(&b);
 		}
 	}
-	*stop |= r->quit;
+	*stop |= r->quit || r->out_err;
 	pthread_mutex_unlock(&r->v.lock);
 	profile_free(prof);
 	if (rep.gone || rep.execed) {
@@ -368,6 +370,12 @@ int top_run(const struct options *opts, const struct target *t)
 	tty_restore();
 	err_set_quiet(opts->quiet);
 	capture_stop_close(sigfd);
+	/* A reader that has read enough (top | head) ends top as q does; anything else is an error. */
+	if (r.out_err && r.out_err != EPIPE) {
+		errno = r.out_err;
+		error_errno("top: cannot write to standard output");
+		code = EXIT_OUTPUT;
+	}
 	/* As a series: the target's end after something was shown is partial, before it gone. */
 	if (code == EXIT_GONE) {
 		note("%d (%s) %s; top ends after %u intervals", (int)t->pid, t->comm,

@@ -2,7 +2,7 @@
 # cprof-attach top (issue 29): a live view of the hottest functions.
 # Not a terminal: one plain-text block per interval, --count N of them,
 # the hot function at the top of each, no escape byte (not even from a
-# target whose names are escape sequences). On a terminal (tmux, 80x24):
+# target whose names are escape sequences); a reader gone ends it. On a terminal (tmux, 80x24):
 # the header and the hot function on screen, drawn again at a new size;
 # s and t change the sort
 # column, a the span, p pauses (PAUSED, and the interval count stands
@@ -55,6 +55,10 @@ if case_wanted text; then
 	check "no escape or other control byte in the text" \
 		sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$WORK/text'"
 	check "target left running" not_stopped "$TPID"
+	# A reader that stops reading ends top, as q does (timeout: a top that runs on fails).
+	timeout 60 "$ATTACH" top -p "$TPID" --interval 300ms -q | head -3 >"$WORK/head"
+	rc=${PIPESTATUS[0]}
+	check "top | head -3 ends top, exit 0 ($rc)" [ "$rc" = 0 ]
 	"$ATTACH" top -p "$TPID" -t threads --count 1 2>"$WORK/thr.err"
 	rc=$?
 	check "top refuses a one-snapshot type, exit 2 ($rc): $(cat "$WORK/thr.err")" \
