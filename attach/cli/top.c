@@ -38,7 +38,7 @@ struct top_run {
 	struct top_view v;
 	int tty;              /* drawing a screen, reading keys */
 	int wake[2];          /* a key that changes the loop's course (pause, quit) writes here */
-	volatile int ending;  /* the key thread's end */
+	int ending;           /* the key thread's end (atomic) */
 	int quit;             /* q (under the lock) */
 	const char *gone;     /* how the target went away ("exited"), or NULL */
 	unsigned rows, cols;  /* the size last drawn at */
@@ -153,7 +153,7 @@ static void *top_keys(void *arg)
 	unsigned char c;
 	ssize_t n;
 
-	while (!r->ending) {
+	while (!__atomic_load_n(&r->ending, __ATOMIC_ACQUIRE)) {
 		if (poll(&p, 1, TOP_KEY_POLL_MS) <= 0) {
 			top_resized(r);
 			continue;
@@ -219,7 +219,7 @@ static int top_wait_paused(struct top_run *r, int sigfd)
 			return 0;
 		if (watchdog_stop_signal() || capture_stop_take(sigfd))
 			return 1;
-		if (kill(r->v.t->pid, 0) < 0 && errno == ESRCH)
+		if (target_exited(r->v.t->pid)) /* a zombie too: its parent may not reap it soon */
 			return 2;
 		if (poll(p, sigfd >= 0 ? 2 : 1, TOP_KEY_POLL_MS) > 0 && (p[0].revents & POLLIN))
 			(void)!read(r->wake[0], drain, sizeof(drain));
@@ -299,10 +299,10 @@ static int top_loop(struct top_run *r, int sigfd)
 	for (n = 1; !stop && (r->v.o->count == 0 || n <= r->v.o->count); n++) {
 		watchdog_phase("paused", EXIT_OK, 0);
 		w = top_wait_paused(r, sigfd);
-		if (w == 2)
+		if (w == 2) {
 			r->gone = "exited";
-		if (w)
-			code = w == 2 ? EXIT_GONE : EXIT_OK;
+			code = EXIT_GONE;
+		}
 		if (w)
 			break;
 		code = top_interval(r, debug, &stop);
@@ -364,7 +364,7 @@ int top_run(const struct options *opts, const struct target *t)
 		keys_on = !pthread_create(&keys, NULL, top_keys, &r);
 	}
 	code = top_loop(&r, sigfd);
-	r.ending = 1;
+	__atomic_store_n(&r.ending, 1, __ATOMIC_RELEASE);
 	if (keys_on)
 		pthread_join(keys, NULL);
 	tty_restore();
