@@ -2,16 +2,17 @@
 # cprof-attach top (issue 29): a live view of the hottest functions.
 # Not a terminal: one plain-text block per interval, --count N of them,
 # the hot function at the top of each, no escape byte (not even from a
-# target whose names are escape sequences); a reader gone ends it. On a terminal (tmux, 80x24):
-# the header and the hot function on screen, drawn again at a new size;
-# s and t change the sort
-# column, a the span, p pauses (PAUSED, and the interval count stands
-# still) and resumes, f TID shows one thread, q quits with exit 0 and the
-# terminal's settings as they were; SIGTERM does the same. The target is
-# left running after each, and after a SIGKILL of a ptrace top too; a
-# target that exits ends top with exit 5; an error while the screen is up
-# is printed after it. Every
-# wait is a bounded poll for the text expected, never a fixed sleep.
+# target whose names are escape sequences); a reader gone ends it. On a
+# terminal (tmux, 80x24): the header and the hot function on screen,
+# drawn again at a new size; s and t change the sort column, a the span,
+# p pauses (PAUSED, and the interval count stands still) and resumes,
+# f TID shows one thread, q quits with exit 0 and the terminal's settings
+# as they were; SIGTERM does the same. The target is left running after
+# each, and after a SIGKILL of a ptrace top too; a target that exits ends
+# top with exit 5, paused too; an error while the screen is up is printed
+# after it. Every wait for something to appear is a bounded poll; the one
+# fixed wait is the 1.5 s in which a paused top must take no interval
+# (an absence cannot be polled for).
 . "$(dirname "$0")/lib.sh"
 
 # The server's socket in the work directory: gone with it, whatever happens.
@@ -178,6 +179,27 @@ if case_wanted gone; then
 	check "top ends when its target exits, exit 5 after $n intervals, 4 before ($rc): $(tail -1 "$WORK/gone.err")" \
 		sh -c "{ [ $rc = 5 ] && [ $n -gt 0 ]; } || { [ $rc = 4 ] && [ $n = 0 ]; }"
 	check "  and says so: $(cat "$WORK/gone.err" | tr "\n" " ")" grep -q "^cprof-attach: $SHORT (ticker) exited; top ends after $n intervals" "$WORK/gone.err"
+fi
+
+if case_wanted pausedgone; then
+	# The target ends while top is paused: top ends too, whether its parent
+	# (this shell) has reaped it yet or it is still a zombie.
+	start_target ticker
+	SHORT=$TPID
+	TPID=$TICKER
+	cat >"$WORK/pg.sh" <<EOF
+"$ATTACH" top -p $SHORT </dev/tty
+echo "top exited \$?"
+exec sleep 600
+EOF
+	tmx new-session -d -s top -x 80 -y 24 "sh $WORK/pg.sh"
+	check "top is up" until_true 300 pane_has "^pid $SHORT \\(ticker\\)"
+	tmx send-keys -t top p
+	check "and paused" until_true 100 pane_has "PAUSED"
+	kill -9 "$SHORT"
+	check "a target killed while top is paused ends top, exit 5" until_true 100 pane_has "^top exited 5"
+	check "  and top says so" pane_has "^cprof-attach: $SHORT \\(ticker\\) exited; top ends"
+	tmx kill-server 2>/dev/null
 fi
 
 if case_wanted kill; then
