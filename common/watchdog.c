@@ -47,6 +47,7 @@ static struct read_slot wd_reads[WATCHDOG_SLOTS];
 static uint64_t wd_due_ns;   /* watchdog_due() */
 static unsigned wd_due_number;
 static int wd_due_told;
+static void (*wd_on_end)(void); /* watchdog_on_end() */
 
 static const char *signame(int sig)
 {
@@ -92,6 +93,8 @@ static void __attribute__((noreturn)) wd_end(const char *why)
 	int n;
 
 	wd_hasten();
+	if (__atomic_load_n(&wd_on_end, __ATOMIC_ACQUIRE))
+		wd_on_end();
 	n = snprintf(line, sizeof(line), "cprof-attach: %s while %s: exiting (exit %d)%s\n", why, phase,
 		     code,
 		     code == EXIT_INTERRUPTED ? "; this capture's profile is not written" : "");
@@ -264,6 +267,11 @@ void watchdog_phase(const char *phase, int code, int grace_ms)
 	__atomic_store_n(&wd_due_ns, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_code, code, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_phase, phase, __ATOMIC_RELEASE);
+}
+
+void watchdog_on_end(void (*fn)(void))
+{
+	__atomic_store_n(&wd_on_end, fn, __ATOMIC_RELEASE);
 }
 
 void watchdog_due(uint64_t by_ns, unsigned number)

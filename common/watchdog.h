@@ -89,6 +89,15 @@ void watchdog_phase(const char *phase, int code, int grace_ms);
 void watchdog_due(uint64_t by_ns, unsigned number);
 
 /*
+ * Call fn just before the watchdog ends the process (before its line and
+ * _exit, which runs no atexit handler): what must be given back whatever
+ * happens, such as a terminal in raw mode. fn runs on the watchdog's
+ * thread while others may be stuck: async-signal-safe calls only. One
+ * hook; a later call replaces it.
+ */
+void watchdog_on_end(void (*fn)(void));
+
+/*
  * Mark the calling thread as reading process pid's memory at addr since
  * now (watchdog_read_end() when the read returned). A slot for the pair;
  * -1 when every slot is taken (the read then goes unwatched).

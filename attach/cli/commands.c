@@ -7,6 +7,7 @@
 
 #include "attach/cli/commands.h"
 #include "attach/cli/options.h"
+#include "attach/cli/top.h"
 #include "attach/kinds/formats.h"
 #include "attach/kinds/kinds.h"
 
@@ -20,10 +21,29 @@ static void preset_dump(struct options *o)
 	o->output = "-";
 }
 
+
+/* Refreshed every second, function names only (source lines cost time every interval). */
+static void preset_top(struct options *o)
+{
+	o->every_ns = 1000000000ull;
+	o->no_lines = 1;
+}
+
+/* A live view: no file, no format, no window but its interval, no push. */
+static const int top_refuses[] = {
+	'd', 'o', OPT_FORMAT, OPT_EVERY, OPT_SUMMARY, OPT_TOP, OPT_CHILDREN, OPT_NO_LINES,
+	OPT_NO_LINE_CACHE, OPT_LINES, OPT_GROUP_BY, OPT_STATS, OPT_PUSH, OPT_APP, OPT_LABEL,
+	OPT_SPOOL, OPT_SPOOL_MAX, OPT_PUSH_TIMEOUT, OPT_TENANT, OPT_BASIC_AUTH, OPT_BEARER_TOKEN,
+	OPT_MIN_WAIT, OPT_WAKER_STACKS, 0,
+};
+
+/* Every command but top: --interval is top's. */
+static const int record_refuses[] = { OPT_INTERVAL, 0 };
+
 /* One snapshot, never pushed: no type, window, rate, sampler, series or push. */
 static const int dump_refuses[] = {
 	't', 'd', 'F', OPT_SAMPLER, OPT_EVERY, OPT_COUNT, OPT_PUSH, OPT_APP, OPT_LABEL, OPT_SPOOL,
-	OPT_SPOOL_MAX, OPT_PUSH_TIMEOUT, OPT_TENANT, OPT_BASIC_AUTH, OPT_BEARER_TOKEN, 0,
+	OPT_SPOOL_MAX, OPT_PUSH_TIMEOUT, OPT_TENANT, OPT_BASIC_AUTH, OPT_BEARER_TOKEN, OPT_INTERVAL, 0,
 };
 
 static const struct command rows[] = {
@@ -34,14 +54,26 @@ static const struct command rows[] = {
 	  "profile (gzip-compressed profile.proto) that `go tool pprof` and `pprof`\n"
 	  "read. The target keeps running throughout; no thread is left stopped,\n"
 	  "whatever happens to cprof-attach. The default command.",
-	  NULL, NULL },
+	  NULL, record_refuses, NULL },
 	{ "dump", "dump -p PID [options]",
 	  "every thread's stack now, for people, on standard output",
 	  "Every thread's stack now, for people, on standard output: what each\n"
 	  "thread is doing (its state, the call it sleeps in, its user and, as root,\n"
 	  "kernel frames). The same as record -t threads --format dump -o -; -o FILE\n"
 	  "writes it to a file, --format pprof|folded|svg|text another form.",
-	  preset_dump, dump_refuses },
+	  preset_dump, dump_refuses, NULL },
+	{ "top", "top -p PID [-t TYPE] [-F HZ] [--interval DUR] [options]",
+	  "a live view of the hottest functions and the threads, refreshed",
+	  "A live view, as top(1) is for processes: the functions that cost the most\n"
+	  "(self: in the function itself; total: with what it calls), over the last\n"
+	  "interval and since the start, each thread's share (cpu: of one CPU), the\n"
+	  "sampler and the samples lost. Each interval is one capture of that length,\n"
+	  "the one record takes: the target is left as every capture leaves it.\n"
+	  "Keys: s sort by self, t by total, a sort by the last interval or since\n"
+	  "the start, p pause (no capture while paused), f show one thread (type its\n"
+	  "tid; empty: every thread), q or Ctrl-C quit. When standard output is not a\n"
+	  "terminal: one block of plain text per interval (--count N: N of them).",
+	  preset_top, top_refuses, top_run },
 };
 
 #define NCMDS (sizeof(rows) / sizeof(rows[0]))

@@ -7,14 +7,18 @@
  * is `record`, exactly as before commands existed.
  *
  * Invariants:
- *  - a command only presets options a user could give by hand: it adds no
- *    behaviour of its own, so `dump -p PID` is `-t threads --format dump
- *    -o - -p PID`, byte for byte;
+ *  - a command without a run of its own only presets options a user could
+ *    give by hand: it adds no behaviour, so `dump -p PID` is `-t threads
+ *    --format dump -o - -p PID`, byte for byte;
+ *  - a command with a run (top) runs its captures in its own loop, but
+ *    each is the capture every command runs (series_request() and the
+ *    kind's source): what a capture does to the target is the same;
  *  - an option a command refuses is a usage error naming both.
  */
 #include <stdio.h>
 
 struct options;
+struct target;
 
 struct command {
 	const char *name;
@@ -23,6 +27,8 @@ struct command {
 	const char *summary; /* lines of what it does, for its --help */
 	void (*preset)(struct options *o);
 	const int *refuses;  /* option keys it does not take, 0-ended; NULL: none */
+	/* Its own loop over captures (an EXIT_* code); NULL: series_run(). */
+	int (*run)(const struct options *o, const struct target *t);
 };
 
 #define COMMANDS_MAX 16 /* rows in commands.c */

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include "attach/cli/commands.h"
 #include "attach/cli/options.h"
 #include "attach/cli/series.h"
 #include "attach/capture/target.h"
@@ -50,5 +51,5 @@ int main(int argc, char **argv)
 	watchdog_phase("checking the target", EXIT_INTERRUPTED, 0);
 	if (target_check(&t, o.pid) < 0)
 		return EXIT_ATTACH;
-	return series_run(&o, &t);
+	return o.command->run ? o.command->run(&o, &t) : series_run(&o, &t);
 }

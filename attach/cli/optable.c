@@ -153,6 +153,18 @@ static int set_every(struct options *o, struct given *g, const struct optdef *d,
 	return 0;
 }
 
+/* --interval DUR (top): each interval's capture, and the refresh. */
+static int set_interval(struct options *o, struct given *g, const struct optdef *d,
+			const char *arg)
+{
+	(void)g, (void)d;
+	if (parse_duration(arg, &o->every_ns) < 0 || o->every_ns < OPT_MIN_INTERVAL_NS)
+		return error("invalid --interval \"%s\": expected a duration of 100ms or more, "
+			     "such as 1s or 500ms",
+			     arg);
+	return 0;
+}
+
 static int set_count(struct options *o, struct given *g, const struct optdef *d, const char *arg)
 {
 	uint64_t v;
@@ -425,8 +437,12 @@ static const struct optdef rows[] = {
 	  "capture again every DUR (a window of DUR unless -d says less)", NULL, NULL,
 	  OPTGROUP_MAIN },
 	{ "count", OPT_COUNT, "N", set_count,
-	  "with --every: this many captures (default 0: until\n"
-	  "interrupted)",
+	  "with --every: this many captures; top: this many\n"
+	  "intervals (default 0: until interrupted)",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "interval", OPT_INTERVAL, "DUR", set_interval,
+	  "top: capture and refresh every DUR, 100ms or more\n"
+	  "(default 1s)",
 	  NULL, NULL, OPTGROUP_MAIN },
 	{ "summary", OPT_SUMMARY, "json", set_summary,
 	  "print one JSON line per capture on stdout (on stderr\n"

@@ -27,6 +27,7 @@
 #define OPT_MAX_HZ 10000u
 #define OPT_MIN_STACK 4096u
 #define OPT_MAX_STACK (1u << 20)
+#define OPT_MIN_INTERVAL_NS 100000000ull /* top --interval: 100 ms */
 #define OPT_TOP_N 10u     /* --top's functions, and those shown on a terminal */
 #define OPT_MAX_TOP 1000u
 

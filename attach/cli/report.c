@@ -362,6 +362,14 @@ int report_json_fd(const struct options *o)
 	return o->output && !strcmp(o->output, "-") ? STDERR_FILENO : STDOUT_FILENO;
 }
 
+uint64_t report_lost(const struct capture_report *rep)
+{
+	return rep->ptrace ? rep->sm.lost + rep->sm.stats.stop_timeouts
+	       : rep->perf ? rep->pf.lost
+	       : rep->offcpu ? rep->off.lost_switches + rep->off.dropped
+	       : rep->seg_dropped;
+}
+
 int report_json_open(const struct options *o, const struct target *t,
 		     const struct capture_report *rep, const struct profile *prof, const char *path,
 		     unsigned number, int code, struct buf *b)
@@ -378,10 +386,7 @@ int report_json_open(const struct options *o, const struct target *t,
 			       "\"start_ns\":%llu,\"partial\":%s",
 			       o->kind->name, (int)t->pid, number, code,
 			       (unsigned long long)rep->samples,
-			       (unsigned long long)(rep->ptrace ? rep->sm.lost + rep->sm.stats.stop_timeouts
-					: rep->perf ? rep->pf.lost
-					: rep->offcpu ? rep->off.lost_switches + rep->off.dropped
-					: rep->seg_dropped),
+			       (unsigned long long)report_lost(rep),
 			       (double)rep->duration_ns / 1e9, (unsigned long long)rep->threads,
 			       (unsigned long long)rep->start_real_ns,
 			       rep->gone || rep->execed ? "true" : "false");

@@ -32,6 +32,9 @@ void report_stats(const struct capture_report *rep);
 /* The n top functions (pprof -top style) on fd. */
 void report_top(const struct profile *prof, unsigned n, int fd);
 
+/* The samples the capture lost (a full queue or ring, a stop that timed out, dropped records). */
+uint64_t report_lost(const struct capture_report *rep);
+
 /* Where --top prints: stdout, unless the profile or the --summary lines go there. */
 int report_top_fd(const struct options *o);
 

@@ -27,8 +27,7 @@
 #define SERIES_MARGIN_NS 1000000000ull /* a capture may end this late (or half an interval) */
 #define SERIES_PUSH_GRACE_MS 500 /* after a stop signal, the last pushes: the spool keeps them */
 
-/* The request for one capture: the kind's row, the format's needs, the options. */
-static void series_request(const struct options *o, const struct target *t,
+void series_request(const struct options *o, const struct target *t,
 			   struct debuginfo *debug, struct linecache *lc, struct capture_req *q)
 {
 	const struct kind *k = o->kind;

@@ -24,8 +24,18 @@
  *    reported by the watchdog while it runs: a series never falls behind
  *    silently.
  */
+struct capture_req;
+struct debuginfo;
+struct linecache;
 struct options;
 struct target;
+
+/*
+ * The request for one capture of t as o asks: the kind's row, the
+ * format's needs, the options (top builds its intervals' with it too).
+ */
+void series_request(const struct options *o, const struct target *t, struct debuginfo *debug,
+		    struct linecache *lc, struct capture_req *q);
 
 /* Run the captures o asks for on t. Returns an EXIT_* code. */
 int series_run(const struct options *o, const struct target *t);

@@ -61,11 +61,19 @@ static const char *const group_title[OPTGROUP_N] = {
 	[OPTGROUP_PUSH] = "pushing to Grafana Pyroscope (pprof only; see doc/fleet.md):",
 };
 
-static const char usage_tail[] =
+static const char usage_stop[] =
 	"\n"
 	"Stop early with Ctrl-C (SIGINT) or SIGTERM: what was collected is written;\n"
 	"a second signal ends cprof-attach at once.\n"
-	"Files appear atomically: a temporary file is renamed into place.\n"
+	"Files appear atomically: a temporary file is renamed into place.\n";
+
+/* A command with a loop of its own (top) writes no file. */
+static const char usage_stop_live[] =
+	"\n"
+	"Quit with q, Ctrl-C (SIGINT) or SIGTERM (exit 0): the capture in flight ends\n"
+	"and detaches; a second signal ends cprof-attach at once.\n";
+
+static const char usage_tail[] =
 	"\n"
 	"exit codes:\n"
 	"  0  success\n"
@@ -105,5 +113,6 @@ void optable_usage(FILE *f, const struct command *c, int named)
 			usage_row(f, &rows[i]);
 		}
 	}
+	fputs(c->run ? usage_stop_live : usage_stop, f);
 	fputs(usage_tail, f);
 }
