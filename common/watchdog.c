@@ -42,6 +42,7 @@ static uint64_t wd_stop_ns;
 static const char *wd_phase = "starting";
 static int wd_code = EXIT_INTERRUPTED;
 static int wd_grace_ms = WATCHDOG_GRACE_MS;
+static int wd_grace_floor_ms; /* watchdog_grace_floor(): no phase's grace is shorter */
 static uint64_t wd_progress_ns; /* the clock at the last watchdog_progress() after a stop */
 static struct read_slot wd_reads[WATCHDOG_SLOTS];
 static uint64_t wd_due_ns;   /* watchdog_due() */
@@ -258,9 +259,18 @@ void watchdog_progress(void)
 		__atomic_store_n(&wd_progress_ns, clock_mono_ns(), __ATOMIC_RELAXED);
 }
 
+void watchdog_grace_floor(int ms)
+{
+	wd_grace_floor_ms = ms;
+}
+
 void watchdog_phase(const char *phase, int code, int grace_ms)
 {
-	__atomic_store_n(&wd_grace_ms, grace_ms > 0 ? grace_ms : WATCHDOG_GRACE_MS, __ATOMIC_RELEASE);
+	if (grace_ms <= 0)
+		grace_ms = WATCHDOG_GRACE_MS;
+	if (grace_ms < wd_grace_floor_ms)
+		grace_ms = wd_grace_floor_ms;
+	__atomic_store_n(&wd_grace_ms, grace_ms, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_due_ns, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_code, code, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_phase, phase, __ATOMIC_RELEASE);

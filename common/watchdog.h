@@ -81,6 +81,14 @@ int watchdog_cut(void);
 void watchdog_phase(const char *phase, int code, int grace_ms);
 
 /*
+ * From now on no phase's grace is shorter than ms (main thread, before a
+ * stop): `run` reads several profiles and waits for its command after a
+ * stop signal, more than one capture's second. A second signal still ends
+ * the process at once.
+ */
+void watchdog_grace_floor(int ms);
+
+/*
  * Say that capture number of a series should be done by monotonic time
  * by_ns (0: no bound). Past it, still in the same phase, the watchdog
  * says so in one warning, once, and lets it go on: a series never

@@ -23,6 +23,7 @@ struct command {
 	const char *summary; /* lines of what it does, for its --help */
 	void (*preset)(struct options *o);
 	const int *refuses;  /* option keys it does not take, 0-ended; NULL: none */
+	int launches;        /* starts a command line given after its options (run), no -p */
 };
 
 #define COMMANDS_MAX 16 /* rows in commands.c */

@@ -29,6 +29,7 @@
 #define OPT_MAX_STACK (1u << 20)
 #define OPT_TOP_N 10u     /* --top's functions, and those shown on a terminal */
 #define OPT_MAX_TOP 1000u
+#define OPT_MAX_KINDS 8u   /* run -t TYPE,TYPE...: types at once */
 
 struct command;
 struct format;
@@ -67,6 +68,10 @@ struct options {
 	struct push_options push; /* --push and its companions; push.url NULL: none */
 	const char *debug_dirs[OPTIONS_MAX_DEBUG_DIRS]; /* --debug-dir, in the order given */
 	unsigned ndebug_dirs;
+	/* run: the types (kind is kinds[0]) and the command line to start, NULL-ended */
+	const struct kind *kinds[OPT_MAX_KINDS];
+	unsigned nkinds;
+	char **cmd;
 };
 
 /* What the command line gave, for the checks after it is read. */

@@ -1,0 +1,539 @@
+/*
+ * run.c — `cprof-attach run`: start a command with libcprof.so preloaded
+ * and profile it to its end (run.h). The heap of a program that exits is
+ * gone with it (its segment is a memfd of its own), so the segment types
+ * are read before: the shim holds the process at its exit (a destructor,
+ * after the program's atexit handlers) on a socket inherited with
+ * CPROF_RUN_FD, while run reads them with the ordinary segment source,
+ * then run closes the socket and the program ends. A handshake, not
+ * ptrace's PTRACE_O_TRACEEXIT: a traced CMD could not be profiled by the
+ * ptrace sampler (cpu without perf events, wall), every signal to CMD
+ * would stop in run to be passed on, and a run that crashed would leave
+ * the tracee's group-stop to the kernel; the socket's wait is bounded in
+ * the shim and ends at the end of file of a run that died. What it misses:
+ * a CMD that ends by _exit(2) or a signal gives no handshake (its segment
+ * types are not written, one line says why). A stop signal to run (kill,
+ * or Ctrl-C: CMD shares run's process group, as with perf record, so a
+ * terminal's Ctrl-C reaches both) is taken first by run: the segment
+ * types are read, then the same signal is sent to CMD, whose status run
+ * waits for within the watchdog's grace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attach/capture/target.h"
+#include "attach/cli/naming.h"
+#include "attach/cli/optable.h"
+#include "attach/cli/options.h"
+#include "attach/cli/run.h"
+#include "attach/cli/series.h"
+#include "attach/kinds/formats.h"
+#include "attach/kinds/kinds.h"
+#include "attach/source/source.h"
+#include "common/err.h"
+#include "common/proc.h"
+#include "common/watchdog.h"
+
+extern char **environ;
+
+#define RUN_GRACE_MS 5000      /* after a stop signal: the reads, the writes, CMD's end */
+#define RUN_RECORD_WAIT_MS 8000 /* a window type's record, at CMD's exit (the shim waits 10 s) */
+#define RUN_ARGS_MAX 256       /* words of a record's command line */
+
+/* How the run ended, for what follows. */
+enum run_end { RUN_EXITING, RUN_DIED, RUN_STOPPED, RUN_WINDOW };
+
+struct run {
+	pid_t pid;                      /* CMD */
+	int sock;                       /* run's end of the handshake; -1 closed */
+	pid_t rec[OPT_MAX_KINDS];       /* the window types' records; 0 none */
+	unsigned nrec;
+	char names[OPT_MAX_KINDS][PATH_MAX]; /* each type's output template */
+};
+
+/*
+ * Type k's output template: as given with one type, or holding %T; else
+ * the type before the format's extension (p.pb.gz: p.cpu.pb.gz), or after
+ * a name without it (p: p.cpu). NULL: run's default name, which has %T.
+ */
+static const char *run_name(const struct options *o, const struct kind *k, char *out, size_t cap)
+{
+	const char *ext = o->format->ext;
+	size_t n, e = strlen(ext);
+
+	if (!o->output)
+		return NULL;
+	if (o->nkinds == 1 || strstr(o->output, "%T")) {
+		snprintf(out, cap, "%s", o->output);
+		return out;
+	}
+	n = strlen(o->output);
+	if (n > e + 1 && o->output[n - e - 1] == '.' && !strcmp(o->output + n - e, ext))
+		snprintf(out, cap, "%.*s.%s.%s", (int)(n - e - 1), o->output, k->name, ext);
+	else
+		snprintf(out, cap, "%s.%s", o->output, k->name);
+	return out;
+}
+
+/* The row named by a long option's word (--name, --name=v, an unambiguous prefix), or NULL. */
+static const struct optdef *run_long(const char *w)
+{
+	const struct optdef *rows, *found = NULL;
+	size_t len = strcspn(w, "=");
+	unsigned i, n, hits = 0;
+
+	rows = optable_all(&n);
+	for (i = 0; i < n; i++) {
+		if (strncmp(rows[i].name, w, len))
+			continue;
+		if (strlen(rows[i].name) == len)
+			return &rows[i];
+		found = &rows[i];
+		hits++;
+	}
+	return hits == 1 ? found : NULL;
+}
+
+/* Whether a record is given its own of this option (the type, file and window). */
+static int run_own(int key)
+{
+	return key == 't' || key == 'o' || key == 'd';
+}
+
+/*
+ * Of run's option words w[0..n), those a window type's record takes too,
+ * into out (at most cap). They were parsed already: only the shape is read.
+ */
+static unsigned run_pass(char **w, int n, const char **out, unsigned cap)
+{
+	const struct optdef *d;
+	unsigned k = 0;
+	int i, j;
+
+	for (i = 0; i < n && k + 2 < cap; i++) {
+		const char *a = w[i];
+
+		if (!strcmp(a, "--"))
+			continue;
+		if (!strncmp(a, "--", 2)) {
+			int next = (d = run_long(a + 2)) && d->arg && d->arg[0] != '[' &&
+				   !strchr(a, '=');
+
+			if (!d || !run_own(d->key)) {
+				out[k++] = a;
+				if (next && i + 1 < n)
+					out[k++] = w[i + 1];
+			}
+			i += next;
+			continue;
+		}
+		for (j = 1; a[j]; j++) {
+			if (!(d = optable_find((unsigned char)a[j])) || !d->arg)
+				continue;
+			if (run_own(d->key)) {
+				if (j > 1)
+					out[k++] = strndup(a, (size_t)j); /* the flags before it */
+			} else {
+				out[k++] = a;
+				if (!a[j + 1] && i + 1 < n)
+					out[k++] = w[i + 1];
+			}
+			i += !a[j + 1];
+			break;
+		}
+		if (!a[j])
+			out[k++] = a; /* flags only */
+	}
+	return k;
+}
+
+/* A window type's record of CMD, in a process group of its own. Its pid, or 0. */
+static pid_t run_record(const struct options *o, const struct kind *k, const char *name,
+			pid_t pid, int argc, char **argv)
+{
+	const char *args[RUN_ARGS_MAX];
+	char pidbuf[16], dur[32];
+	unsigned n = 0;
+	sigset_t none;
+	pid_t r;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	/* No -d: to CMD's end (the longest window there is). */
+	snprintf(dur, sizeof(dur), "%lluns",
+		 (unsigned long long)(o->duration_given ? o->duration_ns : OPT_MAX_DURATION_NS));
+	args[n++] = "cprof-attach";
+	args[n++] = "record";
+	args[n++] = "-p";
+	args[n++] = pidbuf;
+	args[n++] = "-t";
+	args[n++] = k->name;
+	args[n++] = "-d";
+	args[n++] = dur;
+	if (name) {
+		args[n++] = "-o";
+		args[n++] = name;
+	}
+	n += run_pass(argv + 2, (int)(o->cmd - argv) - 2, args + n, RUN_ARGS_MAX - n - 1);
+	args[n] = NULL;
+	(void)argc;
+	r = fork();
+	if (r < 0) {
+		error("cannot start the %s capture: %s", k->name, strerror(errno));
+		return 0;
+	}
+	if (r == 0) {
+		setpgid(0, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execv("/proc/self/exe", (char **)args);
+		_exit(EXIT_INTERNAL);
+	}
+	return r;
+}
+
+/* Environment for CMD: env's, LD_PRELOAD with shim first, CPROF_RUN_FD's room (filled by the child). */
+static char **run_env(const char *shim, int fd, char *runfd, size_t cap)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t n = 0, i, k = 0;
+	char **env, *pre;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 3, sizeof(*env));
+	if (!env || asprintf(&pre, "LD_PRELOAD=%s%s%s", shim, old && *old ? ":" : "",
+			     old ? old : "") < 0) {
+		free(env);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "CPROF_RUN_FD=", 13))
+			env[k++] = environ[i];
+	env[k++] = pre;
+	snprintf(runfd, cap, "CPROF_RUN_FD=%d:", fd);
+	env[k++] = runfd;
+	env[k] = NULL;
+	return env;
+}
+
+/* In the child: its pid after "CPROF_RUN_FD=N:", with what is async-signal-safe. */
+static void run_fill_pid(char *runfd, size_t cap)
+{
+	char digits[16];
+	size_t n = 0, at = strlen(runfd);
+	unsigned long p = (unsigned long)getpid();
+
+	do
+		digits[n++] = (char)('0' + p % 10);
+	while ((p /= 10) && n < sizeof(digits));
+	while (n && at + 1 < cap)
+		runfd[at++] = digits[--n];
+	runfd[at] = 0;
+}
+
+/*
+ * Start CMD with the shim and the handshake's socket. Its pid, or a
+ * negative exit code: -127 not found, -126 not executable, -EXIT_* else.
+ */
+static pid_t run_spawn(const struct options *o, const char *shim, struct run *r)
+{
+	char runfd[64];
+	char **env;
+	int sv[2], ep[2], e = 0;
+	sigset_t none;
+	pid_t pid;
+	ssize_t n;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+		error("cannot run \"%s\": %s", o->cmd[0], strerror(errno));
+		return -EXIT_INTERNAL;
+	}
+	if (!(env = run_env(shim, sv[1], runfd, sizeof(runfd)))) {
+		error("out of memory");
+		return -EXIT_INTERNAL;
+	}
+	pid = fork();
+	if (pid == 0) {
+		/* What cprof-attach changed for itself is not CMD's: blocked signals, SIGPIPE. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		close(sv[0]);
+		close(ep[0]);
+		fcntl(sv[1], F_SETFD, 0);
+		run_fill_pid(runfd, sizeof(runfd));
+		execvpe(o->cmd[0], o->cmd, env);
+		e = errno;
+		(void)!write(ep[1], &e, sizeof(e));
+		_exit(127);
+	}
+	free(env); /* its strings: environ's, and two that live on (one in this frame: copied at fork) */
+	close(sv[1]);
+	close(ep[1]);
+	if (pid < 0) {
+		error("cannot run \"%s\": %s", o->cmd[0], strerror(errno));
+		close(sv[0]);
+		close(ep[0]);
+		return -EXIT_INTERNAL;
+	}
+	/* The pipe closes at exec (close-on-exec), or brings exec's error. */
+	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		error("cannot run \"%s\": %s", o->cmd[0], strerror(e));
+		close(sv[0]);
+		waitpid(pid, NULL, 0);
+		return e == ENOENT ? -127 : -126;
+	}
+	r->sock = sv[0];
+	return pid;
+}
+
+/* Whether CMD has ended (a zombie now), without reaping it. */
+static int run_ended(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+/* Wait for CMD's exit handshake, its end, a stop signal or -d. */
+static enum run_end run_wait(const struct options *o, struct run *r)
+{
+	uint64_t until = o->duration_given ? clock_mono_ns() + o->duration_ns : UINT64_MAX;
+	struct pollfd p[3];
+	char c;
+
+	p[0].fd = watchdog_fd();
+	p[1].fd = r->sock;
+	p[2].fd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+	p[0].events = p[1].events = p[2].events = POLLIN;
+	for (;;) {
+		uint64_t now = clock_mono_ns();
+		int ms = until == UINT64_MAX ? 100 : until <= now ? 0 : (int)((until - now) / 1000000 + 1);
+
+		if (ms > 100)
+			ms = 100; /* no pidfd (an old kernel): look at CMD now and then */
+		if (watchdog_stop_signal())
+			break;
+		if (now >= until) {
+			close(p[2].fd);
+			return RUN_WINDOW;
+		}
+		if (poll(p, 3, p[2].fd >= 0 && until == UINT64_MAX ? -1 : ms) < 0 && errno != EINTR)
+			break;
+		if (p[0].fd >= 0 && (p[0].revents & POLLIN))
+			break;
+		if (p[1].fd >= 0 && (p[1].revents & (POLLIN | POLLHUP))) {
+			if (read(p[1].fd, &c, 1) == 1) {
+				close(p[2].fd);
+				return RUN_EXITING;
+			}
+			p[1].fd = -1; /* closed: CMD exec'd another program, which has no socket */
+		}
+		if ((p[2].fd >= 0 && (p[2].revents & POLLIN)) || (p[2].fd < 0 && run_ended(r->pid))) {
+			close(p[2].fd);
+			return RUN_DIED;
+		}
+	}
+	close(p[2].fd);
+	return RUN_STOPPED;
+}
+
+/* What ended CMD, for a message: "exited with 3", "was killed by SIGINT". */
+static const char *run_how(int st, char *out, size_t cap)
+{
+	if (WIFSIGNALED(st))
+		snprintf(out, cap, "was ended by %s", strsignal(WTERMSIG(st)));
+	else
+		snprintf(out, cap, "exited with %d", WEXITSTATUS(st));
+	return out;
+}
+
+/*
+ * The segment types, read now while CMD lives (each by the ordinary
+ * capture, as `record -p PID -t TYPE` would). Returns the worst code.
+ */
+static int run_segments(const struct options *o, struct run *r, const struct target *t)
+{
+	struct options one;
+	unsigned i;
+	int code = EXIT_OK, c;
+
+	for (i = 0; i < o->nkinds; i++) {
+		if (o->kinds[i]->source != &source_segment)
+			continue;
+		one = *o;
+		one.kind = o->kinds[i];
+		one.output = o->output ? r->names[i] : NULL;
+		one.duration_given = 0; /* the totals since CMD started */
+		one.progress = 0;
+		c = series_run(&one, t);
+		if (c != EXIT_OK)
+			code = c;
+	}
+	return code;
+}
+
+/* Say why the segment types were not read: CMD ended with no handshake. */
+static void run_segments_lost(const struct options *o, const struct target *t, int st)
+{
+	char how[64];
+	unsigned i;
+
+	for (i = 0; i < o->nkinds; i++)
+		if (o->kinds[i]->source == &source_segment)
+			error("no %s profile: %d (%s) %s without exit(3) or a return from main, "
+			      "so before its profile could be read",
+			      o->kinds[i]->name, (int)t->pid, t->comm, run_how(st, how, sizeof(how)));
+}
+
+/* Stop the window types' records (sig, or 0: they end by themselves) and reap them, bounded. */
+static void run_records_end(struct run *r, int sig, int bound_ms)
+{
+	uint64_t until = clock_mono_ns() + (uint64_t)bound_ms * 1000000ull;
+	unsigned i, left;
+	int st;
+
+	for (i = 0; i < r->nrec; i++)
+		if (r->rec[i] && sig)
+			kill(r->rec[i], sig);
+	do {
+		for (i = 0, left = 0; i < r->nrec; i++) {
+			if (!r->rec[i])
+				continue;
+			if (waitpid(r->rec[i], &st, bound_ms ? WNOHANG : 0) != r->rec[i]) {
+				left++;
+				continue;
+			}
+			/* 5: CMD ended during its window, what it had is written. */
+			if (!(WIFEXITED(st) && (WEXITSTATUS(st) == EXIT_OK ||
+						 WEXITSTATUS(st) == EXIT_PARTIAL)))
+				warning("a capture of the run ended with %s %d (said above)",
+					WIFEXITED(st) ? "exit code" : "signal",
+					WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+			r->rec[i] = 0;
+		}
+		if (left && bound_ms)
+			usleep(10000);
+	} while (left && bound_ms && clock_mono_ns() < until);
+}
+
+/*
+ * CMD's status, waited for; -1 when it could not be. A stop signal that
+ * comes meanwhile is passed on to CMD, once (sent: the one already sent).
+ */
+static int run_reap(pid_t pid, int sent)
+{
+	struct pollfd p = { .fd = watchdog_fd(), .events = POLLIN };
+	pid_t w;
+	int st;
+
+	for (;;) {
+		w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			return st;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		if (!sent && watchdog_stop_signal()) {
+			sent = watchdog_stop_signal();
+			kill(pid, sent);
+			p.fd = -1;
+		}
+		poll(&p, 1, 50);
+	}
+}
+
+/* Start the window types' records of CMD. */
+static void run_records(const struct options *o, struct run *r, int argc, char **argv)
+{
+	unsigned i;
+
+	for (i = 0; i < o->nkinds; i++)
+		if (o->kinds[i]->source != &source_segment)
+			r->rec[r->nrec++] = run_record(o, o->kinds[i], o->output ? r->names[i] : NULL,
+						       r->pid, argc, argv);
+}
+
+int run_main(struct options *o, int argc, char **argv)
+{
+	struct run r = { .sock = -1 };
+	struct target t;
+	char shim[PATH_MAX];
+	enum run_end end;
+	unsigned i;
+	int st, sig = 0;
+	pid_t pid;
+
+	for (i = 0; i < o->nkinds; i++)
+		if (o->output)
+			run_name(o, o->kinds[i], r.names[i], sizeof(r.names[i]));
+	for (i = 0; i < o->nkinds; i++)
+		if (o->output && o->nkinds > 1 && !strcmp(r.names[i], o->output))
+			return error("output \"%s\": the types' files would have one name", o->output),
+			       EXIT_USAGE;
+	source_shim_path(shim, sizeof(shim));
+	if (access(shim, R_OK) != 0) {
+		error("cannot run \"%s\" with libcprof.so: not found beside cprof-attach nor at %s",
+		      o->cmd[0], shim);
+		return EXIT_ATTACH;
+	}
+	watchdog_phase("starting the command", EXIT_INTERRUPTED, 0);
+	if ((pid = run_spawn(o, shim, &r)) < 0)
+		return (int)-pid;
+	r.pid = pid;
+	/* From here CMD runs: the exit status is its own. */
+	watchdog_grace_floor(RUN_GRACE_MS);
+	if (target_check(&t, pid) < 0) {
+		close(r.sock);
+		st = run_reap(pid, 0);
+		return st < 0 ? EXIT_ATTACH : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+	}
+	run_records(o, &r, argc, argv);
+	watchdog_phase("profiling the command", EXIT_INTERRUPTED, 0);
+	end = run_wait(o, &r);
+	if (end == RUN_STOPPED) {
+		/* The records stop with run; their files are written meanwhile. */
+		sig = watchdog_stop_signal() ? watchdog_stop_signal() : SIGINT;
+		for (i = 0; i < r.nrec; i++)
+			if (r.rec[i])
+				kill(r.rec[i], sig);
+	}
+	watchdog_phase("reading the profiles from libcprof.so", EXIT_INTERRUPTED, 0);
+	if (end == RUN_DIED) {
+		st = run_reap(pid, 0);
+		run_segments_lost(o, &t, st);
+	} else {
+		run_segments(o, &r, &t);
+	}
+	/* At CMD's exit the records stop now, while its memory is whole. */
+	watchdog_phase("writing the other profiles", EXIT_INTERRUPTED, 0);
+	if (end == RUN_EXITING)
+		run_records_end(&r, SIGINT, RUN_RECORD_WAIT_MS);
+	/* CMD goes on: to its end now, or without the handshake from here. */
+	close(r.sock);
+	if (sig)
+		kill(pid, sig);
+	if (end == RUN_WINDOW && !o->quiet)
+		note("the window has passed; %d (%s) runs on unprofiled until it exits",
+		     (int)pid, t.comm);
+	watchdog_phase("waiting for the command to exit", EXIT_INTERRUPTED, 0);
+	run_records_end(&r, 0, 0);
+	if (end != RUN_DIED)
+		st = run_reap(pid, sig);
+	if (st < 0)
+		return EXIT_INTERNAL;
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+}

@@ -1,0 +1,99 @@
+/*
+ * runexit.c — the shim's half of `cprof-attach run`'s exit handshake. A
+ * process started by `run` inherits a socket and CPROF_RUN_FD=FD:PID; the
+ * process whose pid is PID (never a fork child or a program it execs: the
+ * pid differs, and the socket is made close-on-exec here) keeps FD, and
+ * at its exit (exit(3) or a return from main: this destructor runs after
+ * the program's atexit handlers and destructors) writes one byte and
+ * waits for cprof-attach's answer while its memory, and so its segment,
+ * is still whole: cprof-attach reads the heap, allocs, block, mutex and
+ * threadcreate profiles meanwhile. The wait is bounded
+ * (RUNEXIT_WAIT_MS), and a cprof-attach that dies or closes its end
+ * (SIGKILL, a crash, a window that ended) ends it at once (end of file):
+ * the program is never held. Nothing here allocates; a descriptor that is
+ * not a socket, or a malformed value, leaves the handshake off.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim/shim.h"
+
+#define RUNEXIT_WAIT_MS 10000 /* the longest a program waits at its exit */
+
+static int runexit_fd = -1;
+static pid_t runexit_pid; /* the process started by run */
+
+/* "FD:PID", both decimal; 0 or -1. */
+static int runexit_parse(const char *v, long *fd, long *pid)
+{
+	char *end;
+
+	errno = 0;
+	*fd = strtol(v, &end, 10);
+	if (errno || end == v || *end != ':' || *fd < 0 || *fd > 65535)
+		return -1;
+	v = end + 1;
+	*pid = strtol(v, &end, 10);
+	if (errno || end == v || *end || *pid <= 0)
+		return -1;
+	return 0;
+}
+
+__attribute__((constructor)) static void runexit_init(void)
+{
+	const char *v = secure_getenv("CPROF_RUN_FD");
+	struct stat st;
+	long fd, pid;
+
+	if (!v || runexit_parse(v, &fd, &pid) < 0 || pid != (long)getpid())
+		return;
+	if (fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return;
+	(void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	runexit_fd = (int)fd;
+	runexit_pid = (pid_t)pid;
+}
+
+static uint64_t runexit_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+__attribute__((destructor)) static void runexit_fini(void)
+{
+	struct pollfd p;
+	uint64_t end;
+	char c = 'x';
+	int fd = runexit_fd, r;
+
+	/* A fork child that exits by exit(3) has the descriptor too: only the process started. */
+	if (fd < 0 || getpid() != runexit_pid)
+		return;
+	runexit_fd = -1;
+	if (write(fd, &c, 1) == 1) {
+		end = runexit_ms() + RUNEXIT_WAIT_MS;
+		p.fd = fd;
+		p.events = POLLIN;
+		for (;;) {
+			uint64_t now = runexit_ms();
+
+			if (now >= end)
+				break;
+			r = poll(&p, 1, (int)(end - now));
+			if (r > 0 || (r < 0 && errno != EINTR))
+				break;
+		}
+		/* The answer, or the end of file of a cprof-attach gone: either way, on. */
+		(void)!read(fd, &c, 1);
+	}
+	close(fd);
+}
