@@ -42,6 +42,7 @@ static uint64_t wd_stop_ns;
 static const char *wd_phase = "starting";
 static int wd_code = EXIT_INTERRUPTED;
 static int wd_grace_ms = WATCHDOG_GRACE_MS;
+static int wd_taken; /* watchdog_take_stop(): the stop is the caller's own to act on */
 static int wd_grace_floor_ms; /* watchdog_grace_floor(): no phase's grace is shorter */
 static uint64_t wd_progress_ns; /* the clock at the last watchdog_progress() after a stop */
 static struct read_slot wd_reads[WATCHDOG_SLOTS];
@@ -244,7 +245,18 @@ int watchdog_fd(void)
 
 int watchdog_stop_signal(void)
 {
+	if (__atomic_load_n(&wd_taken, __ATOMIC_ACQUIRE))
+		return 0;
 	return __atomic_load_n(&wd_sig, __ATOMIC_ACQUIRE);
+}
+
+int watchdog_take_stop(void)
+{
+	int sig = __atomic_load_n(&wd_sig, __ATOMIC_ACQUIRE);
+
+	if (sig)
+		__atomic_store_n(&wd_taken, 1, __ATOMIC_RELEASE);
+	return sig;
 }
 
 int watchdog_cut(void)

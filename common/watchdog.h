@@ -57,8 +57,18 @@ int watchdog_running(void);
 /* A descriptor readable once a stop is asked, never to be read or closed; -1 without a watchdog. */
 int watchdog_fd(void);
 
-/* The signal that asked to stop, or 0. */
+/* The signal that asked to stop, or 0 (0 too once watchdog_take_stop() took it). */
 int watchdog_stop_signal(void);
+
+/*
+ * Take the stop asked (its signal, or 0 when none was): from now on
+ * watchdog_stop_signal() says 0, so the work after it (reads of the
+ * target, which a stop otherwise cuts at once) runs as without a stop,
+ * for the caller acts on it itself. The grace still runs from the
+ * signal, and a second signal still ends the process. `run` takes it to
+ * read its command's profiles before passing the signal on.
+ */
+int watchdog_take_stop(void);
 
 /*
  * Say that the work after a stop goes on (a sample recorded, an address

@@ -437,7 +437,7 @@ static void run_records_end(struct run *r, int sig, int bound_ms)
  */
 static int run_reap(pid_t pid, int sent)
 {
-	struct pollfd p = { .fd = watchdog_fd(), .events = POLLIN };
+	struct pollfd p = { .fd = sent ? -1 : watchdog_fd(), .events = POLLIN };
 	pid_t w;
 	int st;
 
@@ -506,7 +506,8 @@ int run_main(struct options *o, int argc, char **argv)
 	end = run_wait(o, &r);
 	if (end == RUN_STOPPED) {
 		/* The records stop with run; their files are written meanwhile. */
-		sig = watchdog_stop_signal() ? watchdog_stop_signal() : SIGINT;
+		sig = watchdog_take_stop();
+		sig = sig ? sig : SIGINT;
 		for (i = 0; i < r.nrec; i++)
 			if (r.rec[i])
 				kill(r.rec[i], sig);

@@ -28,6 +28,7 @@ void spin(void);
 static void *kept[KEPT];
 static volatile sig_atomic_t stop;
 volatile unsigned long spun;
+void *volatile churn_sink; /* so the compiler keeps each malloc and free */
 
 __attribute__((noinline)) void keep_site(void)
 {
@@ -49,7 +50,8 @@ __attribute__((noinline)) void churn_site(void)
 		p = malloc(BLOCK);
 		if (p)
 			memset(p, i, 64);
-		free(p);
+		churn_sink = p;
+		free(churn_sink);
 	}
 }
 
