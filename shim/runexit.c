@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,7 +80,8 @@ __attribute__((destructor)) static void runexit_fini(void)
 	if (fd < 0 || getpid() != runexit_pid)
 		return;
 	runexit_fd = -1;
-	if (write(fd, &c, 1) == 1) {
+	/* MSG_NOSIGNAL: a cprof-attach gone must not end the program by SIGPIPE. */
+	if (send(fd, &c, 1, MSG_NOSIGNAL) == 1) {
 		end = runexit_ms() + RUNEXIT_WAIT_MS;
 		p.fd = fd;
 		p.events = POLLIN;
