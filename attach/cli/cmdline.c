@@ -127,7 +127,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		shorts[0] = '+';
 	}
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc: 0 re-reads the optstring's "+" (a second parse, tests) */
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		/* A long option's optopt is its row's key (past 255 for most): name what was typed. */
 		if (c == ':') {

@@ -9,7 +9,8 @@
  * Invariants:
  *  - a command only presets options a user could give by hand: it adds no
  *    behaviour of its own, so `dump -p PID` is `-t threads --format dump
- *    -o - -p PID`, byte for byte;
+ *    -o - -p PID`, byte for byte; except one that launches (run.h), which
+ *    starts a program and runs the same captures on it;
  *  - an option a command refuses is a usage error naming both.
  */
 #include <stdio.h>
