@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 		debugfind_add_dir(o.debug_dirs[r]);
 	/* run: before the priority and the descriptor limit, which CMD must not inherit. */
 	if (o.command->launches)
-		return run_main(&o, argc, argv);
+		return run_main(&o, argv);
 	/* The start at a higher priority, where allowed, until sampling runs (hurry.h). */
 	hurry_begin();
 	/*

@@ -22,7 +22,7 @@
 #define OPTIONS_MAX_KEY 64 /* bytes of one --group-by key */
 #define OPTIONS_MAX_DEBUG_DIRS 16 /* --debug-dir, as unwind/debugfind.h takes */
 
-#define OPT_MAX_DURATION_NS (7ull * 24 * 3600 * 1000000000ull)
+#define OPT_MAX_DURATION_NS (7ull * 24 * 3600 * 1000000000ull) /* = TARGET_WINDOW_MAX_NS */
 #define OPT_MIN_HZ 1u
 #define OPT_MAX_HZ 10000u
 #define OPT_MIN_STACK 4096u

@@ -47,7 +47,6 @@
 extern char **environ;
 
 #define RUN_GRACE_MS 5000      /* after a stop signal: the reads, the writes, CMD's end */
-#define RUN_RECORD_WAIT_MS 8000 /* a window type's record, at CMD's exit (the shim waits 10 s) */
 #define RUN_ARGS_MAX 256       /* words of a record's command line */
 
 /* How the run ended, for what follows. */
@@ -159,7 +158,7 @@ static unsigned run_pass(char **w, int n, const char **out, unsigned cap)
 
 /* A window type's record of CMD, in a process group of its own. Its pid, or 0. */
 static pid_t run_record(const struct options *o, const struct kind *k, const char *name,
-			pid_t pid, int argc, char **argv)
+			pid_t pid, char **argv)
 {
 	const char *args[RUN_ARGS_MAX];
 	char pidbuf[16], dur[32];
@@ -185,7 +184,6 @@ static pid_t run_record(const struct options *o, const struct kind *k, const cha
 	}
 	n += run_pass(argv + 2, (int)(o->cmd - argv) - 2, args + n, RUN_ARGS_MAX - n - 1);
 	args[n] = NULL;
-	(void)argc;
 	r = fork();
 	if (r < 0) {
 		error("cannot start the %s capture: %s", k->name, strerror(errno));
@@ -254,13 +252,21 @@ static pid_t run_spawn(const struct options *o, const char *shim, struct run *r)
 	pid_t pid;
 	ssize_t n;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
-		error("cannot run \"%s\": %s", o->cmd[0], strerror(errno));
-		return -EXIT_INTERNAL;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		goto err;
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		goto err;
 	}
-	if (!(env = run_env(shim, sv[1], runfd, sizeof(runfd)))) {
-		error("out of memory");
-		return -EXIT_INTERNAL;
+	env = run_env(shim, sv[1], runfd, sizeof(runfd));
+	if (!env) {
+		close(sv[0]);
+		close(sv[1]);
+		close(ep[0]);
+		close(ep[1]);
+		errno = ENOMEM;
+		goto err;
 	}
 	pid = fork();
 	if (pid == 0) {
@@ -277,14 +283,15 @@ static pid_t run_spawn(const struct options *o, const char *shim, struct run *r)
 		(void)!write(ep[1], &e, sizeof(e));
 		_exit(127);
 	}
-	free(env); /* its strings: environ's, and two that live on (one in this frame: copied at fork) */
+	free(env); /* the array; LD_PRELOAD's string is kept (once a run) */
 	close(sv[1]);
 	close(ep[1]);
 	if (pid < 0) {
-		error("cannot run \"%s\": %s", o->cmd[0], strerror(errno));
+		e = errno;
 		close(sv[0]);
 		close(ep[0]);
-		return -EXIT_INTERNAL;
+		errno = e;
+		goto err;
 	}
 	/* The pipe closes at exec (close-on-exec), or brings exec's error. */
 	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
@@ -298,6 +305,9 @@ static pid_t run_spawn(const struct options *o, const char *shim, struct run *r)
 	}
 	r->sock = sv[0];
 	return pid;
+err:
+	error("cannot run \"%s\": %s", o->cmd[0], strerror(errno));
+	return -EXIT_INTERNAL;
 }
 
 /* Whether CMD has ended (a zombie now), without reaping it. */
@@ -400,35 +410,29 @@ static void run_segments_lost(const struct options *o, const struct target *t, i
 			      o->kinds[i]->name, (int)t->pid, t->comm, run_how(st, how, sizeof(how)));
 }
 
-/* Stop the window types' records (sig, or 0: they end by themselves) and reap them, bounded. */
-static void run_records_end(struct run *r, int sig, int bound_ms)
+/*
+ * Reap the window types' records: they end with CMD (its exit), their
+ * window (-d) or the stop signal passed on to them, each within its own
+ * watchdog's bounds.
+ */
+static void run_records_end(struct run *r)
 {
-	uint64_t until = clock_mono_ns() + (uint64_t)bound_ms * 1000000ull;
-	unsigned i, left;
+	unsigned i;
 	int st;
 
-	for (i = 0; i < r->nrec; i++)
-		if (r->rec[i] && sig)
-			kill(r->rec[i], sig);
-	do {
-		for (i = 0, left = 0; i < r->nrec; i++) {
-			if (!r->rec[i])
-				continue;
-			if (waitpid(r->rec[i], &st, bound_ms ? WNOHANG : 0) != r->rec[i]) {
-				left++;
-				continue;
-			}
-			/* 5: CMD ended during its window, what it had is written. */
-			if (!(WIFEXITED(st) && (WEXITSTATUS(st) == EXIT_OK ||
-						 WEXITSTATUS(st) == EXIT_PARTIAL)))
-				warning("a capture of the run ended with %s %d (said above)",
-					WIFEXITED(st) ? "exit code" : "signal",
-					WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-			r->rec[i] = 0;
-		}
-		if (left && bound_ms)
-			usleep(10000);
-	} while (left && bound_ms && clock_mono_ns() < until);
+	for (i = 0; i < r->nrec; i++) {
+		if (!r->rec[i])
+			continue;
+		while (waitpid(r->rec[i], &st, 0) < 0)
+			if (errno != EINTR)
+				break;
+		/* 5: CMD ended during its window; what it had is written. */
+		if (!(WIFEXITED(st) && (WEXITSTATUS(st) == EXIT_OK || WEXITSTATUS(st) == EXIT_PARTIAL)))
+			warning("a capture of the run ended with %s %d (said above)",
+				WIFEXITED(st) ? "exit code" : "signal",
+				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		r->rec[i] = 0;
+	}
 }
 
 /*
@@ -457,17 +461,17 @@ static int run_reap(pid_t pid, int sent)
 }
 
 /* Start the window types' records of CMD. */
-static void run_records(const struct options *o, struct run *r, int argc, char **argv)
+static void run_records(const struct options *o, struct run *r, char **argv)
 {
 	unsigned i;
 
 	for (i = 0; i < o->nkinds; i++)
 		if (o->kinds[i]->source != &source_segment)
 			r->rec[r->nrec++] = run_record(o, o->kinds[i], o->output ? r->names[i] : NULL,
-						       r->pid, argc, argv);
+						       r->pid, argv);
 }
 
-int run_main(struct options *o, int argc, char **argv)
+int run_main(struct options *o, char **argv)
 {
 	struct run r = { .sock = -1 };
 	struct target t;
@@ -501,7 +505,7 @@ int run_main(struct options *o, int argc, char **argv)
 		st = run_reap(pid, 0);
 		return st < 0 ? EXIT_ATTACH : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 	}
-	run_records(o, &r, argc, argv);
+	run_records(o, &r, argv);
 	watchdog_phase("profiling the command", EXIT_INTERRUPTED, 0);
 	end = run_wait(o, &r);
 	if (end == RUN_STOPPED) {
@@ -519,10 +523,6 @@ int run_main(struct options *o, int argc, char **argv)
 	} else {
 		run_segments(o, &r, &t);
 	}
-	/* At CMD's exit the records stop now, while its memory is whole. */
-	watchdog_phase("writing the other profiles", EXIT_INTERRUPTED, 0);
-	if (end == RUN_EXITING)
-		run_records_end(&r, SIGINT, RUN_RECORD_WAIT_MS);
 	/* CMD goes on: to its end now, or without the handshake from here. */
 	close(r.sock);
 	if (sig)
@@ -531,7 +531,7 @@ int run_main(struct options *o, int argc, char **argv)
 		note("the window has passed; %d (%s) runs on unprofiled until it exits",
 		     (int)pid, t.comm);
 	watchdog_phase("waiting for the command to exit", EXIT_INTERRUPTED, 0);
-	run_records_end(&r, 0, 0);
+	run_records_end(&r);
 	if (end != RUN_DIED)
 		st = run_reap(pid, sig);
 	if (st < 0)

@@ -19,6 +19,6 @@
 struct options;
 
 /* Run o->cmd as o asks (argv: the whole command line, for the window types' records). */
-int run_main(struct options *o, int argc, char **argv);
+int run_main(struct options *o, char **argv);
 
 #endif
