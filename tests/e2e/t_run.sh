@@ -13,6 +13,9 @@
 #  e. -d 1s: the profiles are written while CMD runs on; run waits for
 #     it and passes its status on (143, SIGTERM).
 #  f. cprof-attach killed (SIGKILL): CMD is not held at its exit.
+#  g. -t cpu,heap on a CMD that ends by itself (its SIGINT handler returns
+#     9 from main): both files, the heap read at the exit handshake.
+#  h. run --help: its usage, without -p.
 # Tolerance: CPROF_SAMPLE_RATE=4096 and 16 KiB blocks, so each block is
 # sampled with p = 1 - e^-4 = 0.982 and counted as 16 KiB / p; for
 # keep_site's 256 blocks the estimate's standard deviation is
@@ -172,4 +175,26 @@ kill -INT "$cpid"
 for i in $(seq 1 100); do ended "$cpid" && break; sleep 0.05; done
 check "f: CMD ended (within 5 s, its wait being 10 s) with cprof-attach gone" ended "$cpid"
 check "f: no profile, no temporary" sh -c "! ls '$WORK' | grep -q '^f\\.pb'"
+
+# g. cpu and heap of a CMD that ends by itself.
+mkdir -p "$WORK/g"
+start_run "$WORK" -t cpu,heap -o "$WORK/g/p.pb.gz" -- "$RUNEXIT" handle "$WORK/g.ready"
+check "g: CMD started" wait_file "$WORK/g.ready"
+cpid=$(cmd_of "$APID")
+for i in $(seq 1 400); do grep -q 'profiling .*: cpu' "$WORK/err" && break; sleep 0.05; done
+kill -INT "$cpid"
+wait "$APID"
+rc=$?
+check "g: CMD's own exit status (9: $rc): $(tr '\n' ' ' <"$WORK/err")" [ "$rc" = 9 ]
+check "g: p.cpu.pb.gz and p.heap.pb.gz, nothing else" only_files "$WORK/g" p.cpu.pb.gz p.heap.pb.gz
+"$PBDUMP" "$WORK/g/p.heap.pb.gz" >"$WORK/g.heap" 2>/dev/null
+got=$(value 4 keep_site "$WORK/g.heap")
+check "g: keep_site at the exit: $got bytes, truth $KEPT (within 5%)" near "$got" "$KEPT" "$((KEPT / 20))"
+# finish() is CPU time after the capture began (its line was out): samples, at any load.
+check "g: the cpu profile has finish()" sh -c "'$PBDUMP' '$WORK/g/p.cpu.pb.gz' | grep -q '^sample .*;finish\$'"
+
+# h. Its --help.
+"$ATTACH" run --help >"$WORK/h.txt"
+check "h: run --help: its usage line, and no -p" \
+	sh -c "grep -q '^usage: cprof-attach run ' '$WORK/h.txt' && ! grep -qE '^ +-p, --pid' '$WORK/h.txt'"
 finish

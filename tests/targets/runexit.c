@@ -5,7 +5,10 @@
  *   exit       returns 7 from main (the exit handshake, a status to pass on);
  *   loop FILE  creates FILE (ready), then spins in spin() until a signal
  *              ends it (SIGINT's default action, or SIGTERM's);
- *   handle FILE as loop, but SIGINT makes it return 9 from main.
+ *   handle FILE as loop, but SIGINT makes it run finish() (a fixed 2^28
+ *              rounds of work, some 0.3 s of CPU: samples for a cpu
+ *              capture running by then, whatever the machine's load) and
+ *              return 9 from main.
  * Each block is written to, so it is really used.
  *
  * Usage: runexit exit | runexit loop FILE | runexit handle FILE
@@ -24,6 +27,7 @@
 void keep_site(void);
 void churn_site(void);
 void spin(void);
+void finish(void);
 
 static void *kept[KEPT];
 static volatile sig_atomic_t stop;
@@ -61,6 +65,14 @@ __attribute__((noinline)) void spin(void)
 		spun++;
 }
 
+__attribute__((noinline)) void finish(void)
+{
+	unsigned long i;
+
+	for (i = 0; i < (1ul << 28); i++)
+		spun++;
+}
+
 static void on_int(int sig)
 {
 	(void)sig;
@@ -86,5 +98,6 @@ int main(int argc, char **argv)
 		return 2;
 	close(fd);
 	spin();
+	finish();
 	return 9;
 }
