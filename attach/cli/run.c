@@ -362,13 +362,13 @@ static enum run_end run_wait(const struct options *o, struct run *r)
 	return RUN_STOPPED;
 }
 
-/* What ended CMD, for a message: "exited with 3", "was killed by SIGINT". */
+/* How CMD ended without the handshake, for a message: "_exit with status 3", "signal 9 (Killed)". */
 static const char *run_how(int st, char *out, size_t cap)
 {
 	if (WIFSIGNALED(st))
-		snprintf(out, cap, "was ended by %s", strsignal(WTERMSIG(st)));
+		snprintf(out, cap, "signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
 	else
-		snprintf(out, cap, "exited with %d", WEXITSTATUS(st));
+		snprintf(out, cap, "_exit with status %d", WEXITSTATUS(st));
 	return out;
 }
 
@@ -405,8 +405,8 @@ static void run_segments_lost(const struct options *o, const struct target *t, i
 
 	for (i = 0; i < o->nkinds; i++)
 		if (o->kinds[i]->source == &source_segment)
-			error("no %s profile: %d (%s) %s without exit(3) or a return from main, "
-			      "so before its profile could be read",
+			error("no %s profile: %d (%s) ended by %s, before it could be read (only "
+			      "exit(3) or a return from main waits for it, in libcprof.so)",
 			      o->kinds[i]->name, (int)t->pid, t->comm, run_how(st, how, sizeof(how)));
 }
 

@@ -16,6 +16,8 @@
 #  g. -t cpu,heap on a CMD that ends by itself (its SIGINT handler returns
 #     9 from main): both files, the heap read at the exit handshake.
 #  h. run --help: its usage, without -p.
+#  i. a CMD killed by a signal (no handshake): its status, and one line
+#     saying why there is no heap profile.
 # Tolerance: CPROF_SAMPLE_RATE=4096 and 16 KiB blocks, so each block is
 # sampled with p = 1 - e^-4 = 0.982 and counted as 16 KiB / p; for
 # keep_site's 256 blocks the estimate's standard deviation is
@@ -197,4 +199,13 @@ check "g: the cpu profile has finish()" sh -c "'$PBDUMP' '$WORK/g/p.cpu.pb.gz' |
 "$ATTACH" run --help >"$WORK/h.txt"
 check "h: run --help: its usage line, and no -p" \
 	sh -c "grep -q '^usage: cprof-attach run ' '$WORK/h.txt' && ! grep -qE '^ +-p, --pid' '$WORK/h.txt'"
+
+# i. No handshake: SIGKILL runs no destructor.
+mkdir -p "$WORK/i"
+"$ATTACH" run -t heap -o "$WORK/i/h.pb.gz" -- sh -c 'kill -9 $$' 2>"$WORK/i.err"
+rc=$?
+check "i: CMD's death by SIGKILL passed on (137: $rc)" [ "$rc" = 137 ]
+check "i: one line says why no heap profile: $(cat "$WORK/i.err")" \
+	sh -c "[ \$(wc -l <'$WORK/i.err') = 1 ] && grep -q 'no heap profile: .*signal 9' '$WORK/i.err'"
+check "i: no file" [ -z "$(ls -A "$WORK/i")" ]
 finish
