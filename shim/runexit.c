@@ -11,7 +11,8 @@
  * (RUNEXIT_WAIT_MS), and a cprof-attach that dies or closes its end
  * (SIGKILL, a crash, a window that ended) ends it at once (end of file):
  * the program is never held. Nothing here allocates; a descriptor that is
- * not a socket, or a malformed value, leaves the handshake off.
+ * not a socket, or a malformed value, leaves the handshake off, and so
+ * does one the program closed (its identity is checked at exit).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,8 @@
 
 static int runexit_fd = -1;
 static pid_t runexit_pid; /* the process started by run */
+static dev_t runexit_dev;  /* the socket's identity: a program that closed it and */
+static ino_t runexit_ino;  /* opened another at the same number is not written to */
 
 /* "FD:PID", both decimal; 0 or -1. */
 static int runexit_parse(const char *v, long *fd, long *pid)
@@ -59,6 +62,8 @@ __attribute__((constructor)) static void runexit_init(void)
 	(void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 	runexit_fd = (int)fd;
 	runexit_pid = (pid_t)pid;
+	runexit_dev = st.st_dev;
+	runexit_ino = st.st_ino;
 }
 
 static uint64_t runexit_ms(void)
@@ -72,6 +77,7 @@ static uint64_t runexit_ms(void)
 __attribute__((destructor)) static void runexit_fini(void)
 {
 	struct pollfd p;
+	struct stat st;
 	uint64_t end;
 	char c = 'x';
 	int fd = runexit_fd, r;
@@ -80,6 +86,8 @@ __attribute__((destructor)) static void runexit_fini(void)
 	if (fd < 0 || getpid() != runexit_pid)
 		return;
 	runexit_fd = -1;
+	if (fstat(fd, &st) < 0 || st.st_dev != runexit_dev || st.st_ino != runexit_ino)
+		return; /* closed by the program (a daemon's close-all), or another file now */
 	/* MSG_NOSIGNAL: a cprof-attach gone must not end the program by SIGPIPE. */
 	if (send(fd, &c, 1, MSG_NOSIGNAL) == 1) {
 		end = runexit_ms() + RUNEXIT_WAIT_MS;

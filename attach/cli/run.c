@@ -55,6 +55,7 @@ enum run_end { RUN_EXITING, RUN_DIED, RUN_STOPPED, RUN_WINDOW };
 struct run {
 	pid_t pid;                      /* CMD */
 	int sock;                       /* run's end of the handshake; -1 closed */
+	int sock_lost;                  /* CMD's end closed before its exit (close-all, exec) */
 	pid_t rec[OPT_MAX_KINDS];       /* the window types' records; 0 none */
 	unsigned nrec;
 	char names[OPT_MAX_KINDS][PATH_MAX]; /* each type's output template */
@@ -342,8 +343,13 @@ static enum run_end run_wait(const struct options *o, struct run *r)
 			close(p[2].fd);
 			return RUN_WINDOW;
 		}
-		if (poll(p, 3, p[2].fd >= 0 && until == UINT64_MAX ? -1 : ms) < 0 && errno != EINTR)
-			break;
+		if (poll(p, 3, p[2].fd >= 0 && until == UINT64_MAX ? -1 : ms) < 0 && errno != EINTR) {
+			/* Not a stop: CMD is not sent one. Its profiles now, as at -d. */
+			error("cannot wait for %d: %s; its profiles are read now", (int)r->pid,
+			      strerror(errno));
+			close(p[2].fd);
+			return RUN_WINDOW;
+		}
 		if (p[0].fd >= 0 && (p[0].revents & POLLIN))
 			break;
 		if (p[1].fd >= 0 && (p[1].revents & (POLLIN | POLLHUP))) {
@@ -351,7 +357,8 @@ static enum run_end run_wait(const struct options *o, struct run *r)
 				close(p[2].fd);
 				return RUN_EXITING;
 			}
-			p[1].fd = -1; /* closed: CMD exec'd another program, which has no socket */
+			p[1].fd = -1; /* CMD closed its end (close-all) or exec'd: no handshake */
+			r->sock_lost = 1;
 		}
 		if ((p[2].fd >= 0 && (p[2].revents & POLLIN)) || (p[2].fd < 0 && run_ended(r->pid))) {
 			close(p[2].fd);
@@ -398,13 +405,21 @@ static int run_segments(const struct options *o, struct run *r, const struct tar
 }
 
 /* Say why the segment types were not read: CMD ended with no handshake. */
-static void run_segments_lost(const struct options *o, const struct target *t, int st)
+static void run_segments_lost(const struct options *o, const struct run *r,
+			      const struct target *t, int st)
 {
 	char how[64];
 	unsigned i;
 
 	for (i = 0; i < o->nkinds; i++)
-		if (o->kinds[i]->source == &source_segment)
+		if (o->kinds[i]->source != &source_segment)
+			continue;
+		else if (r->sock_lost)
+			error("no %s profile: %d (%s) closed the descriptor of libcprof.so's exit "
+			      "handshake (it closes all its descriptors, or exec'd another program), "
+			      "so it ended unread",
+			      o->kinds[i]->name, (int)t->pid, t->comm);
+		else
 			error("no %s profile: %d (%s) ended by %s, before it could be read (only "
 			      "exit(3) or a return from main waits for it, in libcprof.so)",
 			      o->kinds[i]->name, (int)t->pid, t->comm, run_how(st, how, sizeof(how)));
@@ -519,7 +534,7 @@ int run_main(struct options *o, char **argv)
 	watchdog_phase("reading the profiles from libcprof.so", EXIT_INTERRUPTED, 0);
 	if (end == RUN_DIED) {
 		st = run_reap(pid, 0);
-		run_segments_lost(o, &t, st);
+		run_segments_lost(o, &r, &t, st);
 	} else {
 		run_segments(o, &r, &t);
 	}
