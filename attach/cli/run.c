@@ -320,6 +320,22 @@ static int run_ended(pid_t pid)
 	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
+#define RUN_ENDING_MS 500 /* from CMD's descriptors closed at its exit to its being a zombie */
+
+/* Whether CMD ends within RUN_ENDING_MS (pidfd: its pidfd, or -1). */
+static int run_ends_soon(pid_t pid, int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	int i;
+
+	if (pidfd >= 0)
+		return poll(&p, 1, RUN_ENDING_MS) > 0;
+	for (i = 0; i < RUN_ENDING_MS / 10; i++, usleep(10000))
+		if (run_ended(pid))
+			return 1;
+	return 0;
+}
+
 /* Wait for CMD's exit handshake, its end, a stop signal or -d. */
 static enum run_end run_wait(const struct options *o, struct run *r)
 {
@@ -357,8 +373,13 @@ static enum run_end run_wait(const struct options *o, struct run *r)
 				close(p[2].fd);
 				return RUN_EXITING;
 			}
-			p[1].fd = -1; /* CMD closed its end (close-all) or exec'd: no handshake */
-			r->sock_lost = 1;
+			/*
+			 * CMD closed its end (close-all) or exec'd: no handshake. Or it
+			 * is ending (its files close before it is a zombie): then its
+			 * end comes within moments.
+			 */
+			p[1].fd = -1;
+			r->sock_lost = !run_ends_soon(r->pid, p[2].fd);
 		}
 		if ((p[2].fd >= 0 && (p[2].revents & POLLIN)) || (p[2].fd < 0 && run_ended(r->pid))) {
 			close(p[2].fd);
