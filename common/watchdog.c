@@ -252,11 +252,8 @@ int watchdog_stop_signal(void)
 
 int watchdog_take_stop(void)
 {
-	int sig = __atomic_load_n(&wd_sig, __ATOMIC_ACQUIRE);
-
-	if (sig)
-		__atomic_store_n(&wd_taken, 1, __ATOMIC_RELEASE);
-	return sig;
+	__atomic_store_n(&wd_taken, 1, __ATOMIC_RELEASE);
+	return __atomic_load_n(&wd_sig, __ATOMIC_ACQUIRE);
 }
 
 int watchdog_cut(void)

@@ -61,12 +61,13 @@ int watchdog_fd(void);
 int watchdog_stop_signal(void);
 
 /*
- * Take the stop asked (its signal, or 0 when none was): from now on
- * watchdog_stop_signal() says 0, so the work after it (reads of the
- * target, which a stop otherwise cuts at once) runs as without a stop,
- * for the caller acts on it itself. The grace still runs from the
- * signal, and a second signal still ends the process. `run` takes it to
- * read its command's profiles before passing the signal on.
+ * Take the stops: from now on watchdog_stop_signal() says 0, so the work
+ * after a stop (reads of the target, which a stop otherwise cuts at once)
+ * runs as without one, for the caller acts on it itself; it learns of one
+ * by calling this again (the signal asked, or 0: none yet) or by
+ * watchdog_fd(). The grace still runs from the signal, and a second
+ * signal still ends the process. `run` takes them to read its command's
+ * profiles before passing the signal on.
  */
 int watchdog_take_stop(void);
 

@@ -10,13 +10,19 @@
  * threadcreate profiles meanwhile. The wait is bounded
  * (RUNEXIT_WAIT_MS), and a cprof-attach that dies or closes its end
  * (SIGKILL, a crash, a window that ended) ends it at once (end of file):
- * the program is never held. Nothing here allocates; a descriptor that is
+ * the program is never held. The same handshake runs before a SIGINT,
+ * SIGTERM or SIGHUP kills it (a handler installed only where the action
+ * was the default, and which ends in that default action), so a
+ * terminal's Ctrl-C, which reaches the program and cprof-attach at once,
+ * still gives its heap. Nothing here allocates; a descriptor that is
  * not a socket, or a malformed value, leaves the handshake off, and so
  * does one the program closed (its identity is checked at exit).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <string.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -29,6 +35,7 @@
 #define RUNEXIT_WAIT_MS 10000 /* the longest a program waits at its exit */
 
 static int runexit_fd = -1;
+static void runexit_signals(void);
 static pid_t runexit_pid; /* the process started by run */
 static dev_t runexit_dev;  /* the socket's identity: a program that closed it and */
 static ino_t runexit_ino;  /* opened another at the same number is not written to */
@@ -64,6 +71,7 @@ __attribute__((constructor)) static void runexit_init(void)
 	runexit_pid = (pid_t)pid;
 	runexit_dev = st.st_dev;
 	runexit_ino = st.st_ino;
+	runexit_signals();
 }
 
 static uint64_t runexit_ms(void)
@@ -74,18 +82,24 @@ static uint64_t runexit_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-__attribute__((destructor)) static void runexit_fini(void)
+/*
+ * The handshake, once a process (async-signal-safe: a signal handler may
+ * run it): one byte, then the answer or cprof-attach's end, at most
+ * RUNEXIT_WAIT_MS.
+ */
+static void runexit_handshake(void)
 {
 	struct pollfd p;
 	struct stat st;
 	uint64_t end;
 	char c = 'x';
-	int fd = runexit_fd, r;
+	int fd, r;
 
 	/* A fork child that exits by exit(3) has the descriptor too: only the process started. */
-	if (fd < 0 || getpid() != runexit_pid)
+	if (getpid() != runexit_pid)
 		return;
-	runexit_fd = -1;
+	if ((fd = __atomic_exchange_n(&runexit_fd, -1, __ATOMIC_ACQ_REL)) < 0)
+		return;
 	if (fstat(fd, &st) < 0 || st.st_dev != runexit_dev || st.st_ino != runexit_ino)
 		return; /* closed by the program (a daemon's close-all), or another file now */
 	/* MSG_NOSIGNAL: a cprof-attach gone must not end the program by SIGPIPE. */
@@ -106,4 +120,49 @@ __attribute__((destructor)) static void runexit_fini(void)
 		(void)!read(fd, &c, 1);
 	}
 	close(fd);
+}
+
+__attribute__((destructor)) static void runexit_fini(void)
+{
+	runexit_handshake();
+}
+
+/*
+ * A stop signal whose action was the default (death): the handshake, then
+ * the default action, as the signal would have had. A terminal's Ctrl-C
+ * reaches CMD and cprof-attach at once; without this CMD's memory could
+ * be gone before cprof-attach read it.
+ */
+static void runexit_on_signal(int sig)
+{
+	struct sigaction dfl;
+	int e = errno;
+
+	runexit_handshake();
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	/* Blocked in the handler: delivered, with the default action, on return. */
+	raise(sig);
+	errno = e;
+}
+
+/* For SIGINT, SIGTERM and SIGHUP left at their default by whoever started CMD. */
+static void runexit_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction old, sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = runexit_on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+		    old.sa_handler == SIG_DFL)
+			sigaction(sigs[i], &sa, NULL);
 }

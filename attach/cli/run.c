@@ -487,8 +487,7 @@ static int run_reap(pid_t pid, int sent)
 			return st;
 		if (w < 0 && errno != EINTR)
 			return -1;
-		if (!sent && watchdog_stop_signal()) {
-			sent = watchdog_stop_signal();
+		if (!sent && (sent = watchdog_take_stop())) {
 			kill(pid, sent);
 			p.fd = -1;
 		}
@@ -544,14 +543,18 @@ int run_main(struct options *o, char **argv)
 	run_records(o, &r, argv);
 	watchdog_phase("profiling the command", EXIT_INTERRUPTED, 0);
 	end = run_wait(o, &r);
-	if (end == RUN_STOPPED) {
-		/* The records stop with run; their files are written meanwhile. */
-		sig = watchdog_take_stop();
-		sig = sig ? sig : SIGINT;
-		for (i = 0; i < r.nrec; i++)
-			if (r.rec[i])
-				kill(r.rec[i], sig);
-	}
+	/*
+	 * A stop (maybe beside CMD's handshake: a terminal's Ctrl-C reaches
+	 * both) is run's to act on: the reads below work as without one. The
+	 * records stop with run; their files are written meanwhile.
+	 */
+	sig = watchdog_take_stop();
+	if (end == RUN_STOPPED && !sig)
+		sig = SIGINT;
+	for (i = 0; sig && i < r.nrec; i++)
+		if (r.rec[i])
+			kill(r.rec[i], sig);
+	/* One that comes during the reads is passed on after them. */
 	watchdog_phase("reading the profiles from libcprof.so", EXIT_INTERRUPTED, 0);
 	if (end == RUN_DIED) {
 		st = run_reap(pid, 0);
@@ -561,6 +564,10 @@ int run_main(struct options *o, char **argv)
 	}
 	/* CMD goes on: to its end now, or without the handshake from here. */
 	close(r.sock);
+	if (!sig && (sig = watchdog_take_stop()))
+		for (i = 0; i < r.nrec; i++)
+			if (r.rec[i])
+				kill(r.rec[i], sig);
 	if (sig)
 		kill(pid, sig);
 	if (end == RUN_WINDOW && !o->quiet)

@@ -18,6 +18,9 @@
 #  h. run --help: its usage, without -p.
 #  i. a CMD killed by a signal (no handshake): its status, and one line
 #     saying why there is no heap profile.
+#  j. Ctrl-C as a terminal sends it, to the process group of both run and
+#     CMD (CMD's default SIGINT action runs the handshake first): both
+#     files, exit 130.
 # Tolerance: CPROF_SAMPLE_RATE=4096 and 16 KiB blocks, so each block is
 # sampled with p = 1 - e^-4 = 0.982 and counted as 16 KiB / p; for
 # keep_site's 256 blocks the estimate's standard deviation is
@@ -208,4 +211,20 @@ check "i: CMD's death by SIGKILL passed on (137: $rc)" [ "$rc" = 137 ]
 check "i: one line says why no heap profile: $(cat "$WORK/i.err")" \
 	sh -c "[ \$(wc -l <'$WORK/i.err') = 1 ] && grep -q 'no heap profile: .*signal 9' '$WORK/i.err'"
 check "i: no file" [ -z "$(ls -A "$WORK/i")" ]
+
+# j. SIGINT to the whole process group, as a terminal's Ctrl-C: CMD and run get it at once.
+mkdir -p "$WORK/j"
+start_run "$WORK" -t cpu,heap -o "$WORK/j/p.pb.gz" -- "$RUNEXIT" loop "$WORK/j.ready"
+check "j: CMD started" wait_file "$WORK/j.ready"
+cpid=$(cmd_of "$APID")
+check "j: CMD is in run's process group" [ "$(ps -o pgid= -p "$cpid" | tr -d ' ')" = "$APID" ]
+kill -INT -- "-$APID"
+wait "$APID"
+rc=$?
+check "j: exit 130 ($rc)" [ "$rc" = 130 ]
+check "j: p.cpu.pb.gz and p.heap.pb.gz, nothing else: $(tr '\n' ' ' <"$WORK/err")" \
+	only_files "$WORK/j" p.cpu.pb.gz p.heap.pb.gz
+"$PBDUMP" "$WORK/j/p.heap.pb.gz" >"$WORK/j.heap" 2>/dev/null
+got=$(value 4 keep_site "$WORK/j.heap")
+check "j: keep_site: $got bytes, truth $KEPT (within 5%)" near "$got" "$KEPT" "$((KEPT / 20))"
 finish
