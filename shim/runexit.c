@@ -36,6 +36,9 @@
 
 static int runexit_fd = -1;
 static void runexit_signals(void);
+
+/* libc's sigaction under its other exported name: sigaction itself is ours (below). */
+int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 static pid_t runexit_pid; /* the process started by run */
 static dev_t runexit_dev;  /* the socket's identity: a program that closed it and */
 static ino_t runexit_ino;  /* opened another at the same number is not written to */
@@ -142,7 +145,7 @@ static void runexit_on_signal(int sig)
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
-	sigaction(sig, &dfl, NULL);
+	__sigaction(sig, &dfl, NULL);
 	/* Blocked in the handler: delivered, with the default action, on return. */
 	raise(sig);
 	errno = e;
@@ -162,7 +165,25 @@ static void runexit_signals(void)
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaddset(&sa.sa_mask, sigs[i]);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+		if (__sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
 		    old.sa_handler == SIG_DFL)
-			sigaction(sigs[i], &sa, NULL);
+			__sigaction(sigs[i], &sa, NULL);
+}
+
+/*
+ * sigaction(2) as libc's, except that run's handler reads as the default
+ * action it stands for: a program that installs its own handler only
+ * over the default (Python's KeyboardInterrupt) still does. (signal(3)
+ * returns it as it is: libc calls its own sigaction there.)
+ */
+SHIM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int r = __sigaction(sig, act, old);
+
+	if (r == 0 && old && !(old->sa_flags & SA_SIGINFO) && old->sa_handler == runexit_on_signal) {
+		memset(old, 0, sizeof(*old));
+		old->sa_handler = SIG_DFL;
+		sigemptyset(&old->sa_mask);
+	}
+	return r;
 }

@@ -63,7 +63,8 @@ static const struct command rows[] = {
 	  "cpu, wall and offcpu are sampled from just after CMD starts by a\n"
 	  "`record -p` of their own; the other types are read from libcprof.so at\n"
 	  "CMD's exit (CMD waits for it, at most 10 s), or when -d passes or the\n"
-	  "stop signal comes. A stop signal is passed on to CMD after that read.\n"
+	  "stop signal comes (to CMD too, at a terminal: its default action then\n"
+	  "waits for that read). A stop signal is passed on to CMD after the read.\n"
 	  "At -d, CMD runs on unprofiled and cprof-attach waits for it.\n"
 	  "Before CMD runs: 127 CMD not found, 126 CMD not executable, else the\n"
 	  "exit codes below.",

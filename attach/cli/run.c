@@ -10,13 +10,15 @@
  * ptrace sampler (cpu without perf events, wall), every signal to CMD
  * would stop in run to be passed on, and a run that crashed would leave
  * the tracee's group-stop to the kernel; the socket's wait is bounded in
- * the shim and ends at the end of file of a run that died. What it misses:
- * a CMD that ends by _exit(2) or a signal gives no handshake (its segment
- * types are not written, one line says why). A stop signal to run (kill,
- * or Ctrl-C: CMD shares run's process group, as with perf record, so a
- * terminal's Ctrl-C reaches both) is taken first by run: the segment
- * types are read, then the same signal is sent to CMD, whose status run
- * waits for within the watchdog's grace.
+ * the shim and ends at the end of file of a run that died. The shim runs
+ * it too before a SIGINT, SIGTERM or SIGHUP with the default action kills
+ * CMD (a terminal's Ctrl-C reaches CMD and run at once: CMD shares run's
+ * process group, as with perf record). What it misses: a CMD that ends by
+ * _exit(2), SIGKILL or another signal (its segment types are not written,
+ * one line says why). A stop signal to run alone is taken by run (the
+ * watchdog's stops are run's from the wait on): the segment types are
+ * read, then the same signal is sent to CMD, whose status run waits for
+ * within the watchdog's grace.
  */
 #include <errno.h>
 #include <fcntl.h>
