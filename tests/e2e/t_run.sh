@@ -21,6 +21,8 @@
 #  j. Ctrl-C as a terminal sends it, to the process group of both run and
 #     CMD (CMD's default SIGINT action runs the handshake first): both
 #     files, exit 130.
+#  k. that handler is not seen: sigaction reports the default action (a
+#     program that installs its own only over the default still does).
 # Tolerance: CPROF_SAMPLE_RATE=4096 and 16 KiB blocks, so each block is
 # sampled with p = 1 - e^-4 = 0.982 and counted as 16 KiB / p; for
 # keep_site's 256 blocks the estimate's standard deviation is
@@ -227,4 +229,9 @@ check "j: p.cpu.pb.gz and p.heap.pb.gz, nothing else: $(tr '\n' ' ' <"$WORK/err"
 "$PBDUMP" "$WORK/j/p.heap.pb.gz" >"$WORK/j.heap" 2>/dev/null
 got=$(value 4 keep_site "$WORK/j.heap")
 check "j: keep_site: $got bytes, truth $KEPT (within 5%)" near "$got" "$KEPT" "$((KEPT / 20))"
+
+# k. The handshake's handler reads as SIG_DFL.
+"$ATTACH" run -q -t heap -o "$WORK/k.pb.gz" -- "$RUNEXIT" sigdfl
+rc=$?
+check "k: CMD sees SIGINT, SIGTERM and SIGHUP at their default (exit 0: $rc)" [ "$rc" = 0 ]
 finish

@@ -8,10 +8,13 @@
  *   handle FILE as loop, but SIGINT makes it run finish() (a fixed 2^28
  *              rounds of work, some 0.3 s of CPU: samples for a cpu
  *              capture running by then, whatever the machine's load) and
- *              return 9 from main.
+ *              return 9 from main;
+ *   sigdfl     returns 0 when sigaction(2) reports SIGINT, SIGTERM and
+ *              SIGHUP at their default action, as the program was started
+ *              (run's handler must not show), else 8.
  * Each block is written to, so it is really used.
  *
- * Usage: runexit exit | runexit loop FILE | runexit handle FILE
+ * Usage: runexit exit | runexit loop FILE | runexit handle FILE | runexit sigdfl
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -79,12 +82,26 @@ static void on_int(int sig)
 	stop = 1;
 }
 
+static int sigdfl(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction old;
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+			return 8;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int fd;
 
+	if (argc == 2 && !strcmp(argv[1], "sigdfl"))
+		return sigdfl();
 	if (argc < 2 || (strcmp(argv[1], "exit") && argc < 3)) {
-		fprintf(stderr, "usage: runexit exit | runexit loop FILE | runexit handle FILE\n");
+		fprintf(stderr, "usage: runexit exit | loop FILE | handle FILE | sigdfl\n");
 		return 2;
 	}
 	keep_site();
