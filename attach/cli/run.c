@@ -497,6 +497,40 @@ static int run_reap(pid_t pid, int sent)
 	}
 }
 
+/*
+ * CMD as a target: ours, just exec'd, so none of target_check()'s refusals
+ * applies; and one that already ended (a zombie) is no error here, it is
+ * CMD's end. Its name from /proc (the exec has happened), else from cmd.
+ */
+static void run_target(struct target *t, pid_t pid, const char *cmd)
+{
+	char path[64];
+	const char *base = strrchr(cmd, '/');
+	ssize_t n = -1;
+	size_t i;
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->state = 'R';
+	t->uid = getuid();
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, t->comm, sizeof(t->comm) - 1);
+		close(fd);
+	}
+	if (n > 0) {
+		/* The program may name itself (prctl): printable only, for our lines. */
+		t->comm[n] = 0;
+		t->comm[strcspn(t->comm, "\n")] = 0;
+		for (i = 0; t->comm[i]; i++)
+			if (t->comm[i] < 0x20 || t->comm[i] == 0x7f)
+				t->comm[i] = '?';
+	} else {
+		snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : cmd);
+	}
+}
+
 /* Start the window types' records of CMD. */
 static void run_records(const struct options *o, struct run *r, char **argv)
 {
@@ -537,11 +571,7 @@ int run_main(struct options *o, char **argv)
 	r.pid = pid;
 	/* From here CMD runs: the exit status is its own. */
 	watchdog_grace_floor(RUN_GRACE_MS);
-	if (target_check(&t, pid) < 0) {
-		close(r.sock);
-		st = run_reap(pid, 0);
-		return st < 0 ? EXIT_ATTACH : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-	}
+	run_target(&t, pid, o->cmd[0]);
 	run_records(o, &r, argv);
 	watchdog_phase("profiling the command", EXIT_INTERRUPTED, 0);
 	end = run_wait(o, &r);
