@@ -443,8 +443,9 @@ static void run_segments_lost(const struct options *o, const struct run *r,
 			      "so it ended unread",
 			      o->kinds[i]->name, (int)t->pid, t->comm);
 		else
-			error("no %s profile: %d (%s) ended by %s, before it could be read (only "
-			      "exit(3) or a return from main waits for it, in libcprof.so)",
+			error("no %s profile: %d (%s) ended by %s, before it could be read "
+			      "(libcprof.so waits for it at exit(3), a return from main, and "
+			      "SIGINT, SIGTERM or SIGHUP at their default action)",
 			      o->kinds[i]->name, (int)t->pid, t->comm, run_how(st, how, sizeof(how)));
 }
 
@@ -456,14 +457,18 @@ static void run_segments_lost(const struct options *o, const struct run *r,
 static void run_records_end(struct run *r)
 {
 	unsigned i;
+	pid_t w;
 	int st;
 
 	for (i = 0; i < r->nrec; i++) {
 		if (!r->rec[i])
 			continue;
-		while (waitpid(r->rec[i], &st, 0) < 0)
-			if (errno != EINTR)
-				break;
+		while ((w = waitpid(r->rec[i], &st, 0)) < 0 && errno == EINTR)
+			;
+		if (w != r->rec[i]) {
+			r->rec[i] = 0;
+			continue;
+		}
 		/* 5: CMD ended during its window; what it had is written. */
 		if (!(WIFEXITED(st) && (WEXITSTATUS(st) == EXIT_OK || WEXITSTATUS(st) == EXIT_PARTIAL)))
 			warning("a capture of the run ended with %s %d (said above)",
