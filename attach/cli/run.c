@@ -114,12 +114,16 @@ static int run_own(int key)
 
 /*
  * Of run's option words w[0..n), those a window type's record takes too,
- * into out (at most cap). They were parsed already: only the shape is read.
+ * into out (at most cap); the flags cut from before a -t, -o or -d in one
+ * word ("-qt") are copied to pool (pcap bytes). They were parsed already:
+ * only the shape is read.
  */
-static unsigned run_pass(char **w, int n, const char **out, unsigned cap)
+static unsigned run_pass(char **w, int n, const char **out, unsigned cap, char *pool,
+			 size_t pcap)
 {
 	const struct optdef *d;
 	unsigned k = 0;
+	size_t used = 0;
 	int i, j;
 
 	for (i = 0; i < n && k + 2 < cap; i++) {
@@ -143,8 +147,12 @@ static unsigned run_pass(char **w, int n, const char **out, unsigned cap)
 			if (!(d = optable_find((unsigned char)a[j])) || !d->arg)
 				continue;
 			if (run_own(d->key)) {
-				if (j > 1)
-					out[k++] = strndup(a, (size_t)j); /* the flags before it */
+				if (j > 1 && used + (size_t)j + 1 <= pcap) {
+					memcpy(pool + used, a, (size_t)j); /* the flags before it */
+					pool[used + (size_t)j] = 0;
+					out[k++] = pool + used;
+					used += (size_t)j + 1;
+				}
 			} else {
 				out[k++] = a;
 				if (!a[j + 1] && i + 1 < n)
@@ -164,7 +172,7 @@ static pid_t run_record(const struct options *o, const struct kind *k, const cha
 			pid_t pid, char **argv)
 {
 	const char *args[RUN_ARGS_MAX];
-	char pidbuf[16], dur[32];
+	char pidbuf[16], dur[32], pool[512];
 	unsigned n = 0;
 	sigset_t none;
 	pid_t r;
@@ -185,7 +193,8 @@ static pid_t run_record(const struct options *o, const struct kind *k, const cha
 		args[n++] = "-o";
 		args[n++] = name;
 	}
-	n += run_pass(argv + 2, (int)(o->cmd - argv) - 2, args + n, RUN_ARGS_MAX - n - 1);
+	n += run_pass(argv + 2, (int)(o->cmd - argv) - 2, args + n, RUN_ARGS_MAX - n - 1, pool,
+		      sizeof(pool));
 	args[n] = NULL;
 	r = fork();
 	if (r < 0) {
@@ -202,8 +211,11 @@ static pid_t run_record(const struct options *o, const struct kind *k, const cha
 	return r;
 }
 
-/* Environment for CMD: env's, LD_PRELOAD with shim first, CPROF_RUN_FD's room (filled by the child). */
-static char **run_env(const char *shim, int fd, char *runfd, size_t cap)
+/*
+ * Environment for CMD: env's, LD_PRELOAD with shim first (*pre: its string,
+ * the caller's to free), CPROF_RUN_FD's room (filled by the child).
+ */
+static char **run_env(const char *shim, int fd, char *runfd, size_t cap, char **pre_out)
 {
 	const char *old = getenv("LD_PRELOAD");
 	size_t n = 0, i, k = 0;
@@ -221,6 +233,7 @@ static char **run_env(const char *shim, int fd, char *runfd, size_t cap)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "CPROF_RUN_FD=", 13))
 			env[k++] = environ[i];
 	env[k++] = pre;
+	*pre_out = pre;
 	snprintf(runfd, cap, "CPROF_RUN_FD=%d:", fd);
 	env[k++] = runfd;
 	env[k] = NULL;
@@ -249,7 +262,7 @@ static void run_fill_pid(char *runfd, size_t cap)
 static pid_t run_spawn(const struct options *o, const char *shim, struct run *r)
 {
 	char runfd[64];
-	char **env;
+	char **env, *pre = NULL;
 	int sv[2], ep[2], e = 0;
 	sigset_t none;
 	pid_t pid;
@@ -262,7 +275,7 @@ static pid_t run_spawn(const struct options *o, const char *shim, struct run *r)
 		close(sv[1]);
 		goto err;
 	}
-	env = run_env(shim, sv[1], runfd, sizeof(runfd));
+	env = run_env(shim, sv[1], runfd, sizeof(runfd), &pre);
 	if (!env) {
 		close(sv[0]);
 		close(sv[1]);
@@ -286,7 +299,8 @@ static pid_t run_spawn(const struct options *o, const char *shim, struct run *r)
 		(void)!write(ep[1], &e, sizeof(e));
 		_exit(127);
 	}
-	free(env); /* the array; LD_PRELOAD's string is kept (once a run) */
+	free(env);
+	free(pre);
 	close(sv[1]);
 	close(ep[1]);
 	if (pid < 0) {
