@@ -42,6 +42,8 @@ static uint64_t wd_stop_ns;
 static const char *wd_phase = "starting";
 static int wd_code = EXIT_INTERRUPTED;
 static int wd_grace_ms = WATCHDOG_GRACE_MS;
+static int wd_taken; /* watchdog_take_stop(): the stop is the caller's own to act on */
+static int wd_grace_floor_ms; /* watchdog_grace_floor(): no phase's grace is shorter */
 static uint64_t wd_progress_ns; /* the clock at the last watchdog_progress() after a stop */
 static struct read_slot wd_reads[WATCHDOG_SLOTS];
 static uint64_t wd_due_ns;   /* watchdog_due() */
@@ -246,6 +248,14 @@ int watchdog_fd(void)
 
 int watchdog_stop_signal(void)
 {
+	if (__atomic_load_n(&wd_taken, __ATOMIC_ACQUIRE))
+		return 0;
+	return __atomic_load_n(&wd_sig, __ATOMIC_ACQUIRE);
+}
+
+int watchdog_take_stop(void)
+{
+	__atomic_store_n(&wd_taken, 1, __ATOMIC_RELEASE);
 	return __atomic_load_n(&wd_sig, __ATOMIC_ACQUIRE);
 }
 
@@ -261,9 +271,18 @@ void watchdog_progress(void)
 		__atomic_store_n(&wd_progress_ns, clock_mono_ns(), __ATOMIC_RELAXED);
 }
 
+void watchdog_grace_floor(int ms)
+{
+	wd_grace_floor_ms = ms;
+}
+
 void watchdog_phase(const char *phase, int code, int grace_ms)
 {
-	__atomic_store_n(&wd_grace_ms, grace_ms > 0 ? grace_ms : WATCHDOG_GRACE_MS, __ATOMIC_RELEASE);
+	if (grace_ms <= 0)
+		grace_ms = WATCHDOG_GRACE_MS;
+	if (grace_ms < wd_grace_floor_ms)
+		grace_ms = wd_grace_floor_ms;
+	__atomic_store_n(&wd_grace_ms, grace_ms, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_due_ns, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_code, code, __ATOMIC_RELEASE);
 	__atomic_store_n(&wd_phase, phase, __ATOMIC_RELEASE);

@@ -57,8 +57,19 @@ int watchdog_running(void);
 /* A descriptor readable once a stop is asked, never to be read or closed; -1 without a watchdog. */
 int watchdog_fd(void);
 
-/* The signal that asked to stop, or 0. */
+/* The signal that asked to stop, or 0 (0 too once watchdog_take_stop() took it). */
 int watchdog_stop_signal(void);
+
+/*
+ * Take the stops: from now on watchdog_stop_signal() says 0, so the work
+ * after a stop (reads of the target, which a stop otherwise cuts at once)
+ * runs as without one, for the caller acts on it itself; it learns of one
+ * by calling this again (the signal asked, or 0: none yet) or by
+ * watchdog_fd(). The grace still runs from the signal, and a second
+ * signal still ends the process. `run` takes them to read its command's
+ * profiles before passing the signal on.
+ */
+int watchdog_take_stop(void);
 
 /*
  * Say that the work after a stop goes on (a sample recorded, an address
@@ -79,6 +90,14 @@ int watchdog_cut(void);
  * gives less.
  */
 void watchdog_phase(const char *phase, int code, int grace_ms);
+
+/*
+ * From now on no phase's grace is shorter than ms (main thread, before a
+ * stop): `run` reads several profiles and waits for its command after a
+ * stop signal, more than one capture's second. A second signal still ends
+ * the process at once.
+ */
+void watchdog_grace_floor(int ms);
 
 /*
  * Say that capture number of a series should be done by monotonic time

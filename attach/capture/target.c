@@ -261,14 +261,19 @@ int target_secure_exec(pid_t pid)
 void target_say_capture(pid_t pid, const char *comm, int children, const char *what,
 			uint64_t duration_ns, uint64_t period_ns, const char *how)
 {
-	char hz[32] = "";
+	char hz[32] = "", len[32];
 
 	/* A source on events, not a clock, has no rate to say. */
 	if (period_ns)
 		snprintf(hz, sizeof(hz), " at %.0f Hz", 1e9 / (double)period_ns);
-	note("profiling %d (%s)%s: %s for %.3gs%s%s%s", (int)pid, comm,
-	     children ? " and its descendants" : "", what, (double)duration_ns / 1e9, hz,
-	     how ? "; " : "", how ? how : "");
+	/* The longest window -d takes (a week) is run's "to the end" (attach/cli/run.c). */
+	if (duration_ns >= TARGET_WINDOW_MAX_NS)
+		snprintf(len, sizeof(len), "until it exits");
+	else
+		snprintf(len, sizeof(len), "for %.3gs", (double)duration_ns / 1e9);
+	note("profiling %d (%s)%s: %s %s%s%s%s", (int)pid, comm,
+	     children ? " and its descendants" : "", what, len, hz, how ? "; " : "",
+	     how ? how : "");
 }
 
 int target_gone_before(pid_t pid, const char *comm)

@@ -22,9 +22,13 @@ struct target {
 	int kthread;     /* a kernel thread: nothing in user space to profile */
 };
 
+/* The longest window (-d at most a week: options.h's OPT_MAX_DURATION_NS). */
+#define TARGET_WINDOW_MAX_NS (7ull * 24 * 3600 * 1000000000ull)
+
 /*
  * The capture line, once, unless quiet: "profiling PID (COMM)[ and its
- * descendants]: WHAT for Ds at HZ Hz[; HOW]" (HOW: the sampler and why).
+ * descendants]: WHAT for Ds at HZ Hz[; HOW]" (HOW: the sampler and why); a window of
+ * TARGET_WINDOW_MAX_NS, run's, is "until it exits".
  */
 void target_say_capture(pid_t pid, const char *comm, int children, const char *what,
 			uint64_t duration_ns, uint64_t period_ns, const char *how);

@@ -90,7 +90,7 @@ static const char *suggest_command(const char *word)
 int options_parse(struct options *o, int argc, char **argv)
 {
 	struct option longs[OPTABLE_ROWS_MAX + 1];
-	char shorts[1 + 3 * OPTABLE_ROWS_MAX + 1];
+	char shorts[2 + 3 * OPTABLE_ROWS_MAX + 1];
 	const struct optdef *d;
 	const char *near;
 	struct given g = { 0 };
@@ -121,8 +121,13 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (o->command->preset)
 		o->command->preset(o);
 	optable_getopt(longs, shorts);
+	/* run: the options end at the first word that is not one (CMD), as with --. */
+	if (o->command->launches) {
+		memmove(shorts + 1, shorts, strlen(shorts) + 1);
+		shorts[0] = '+';
+	}
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc: 0 re-reads the optstring's "+" (a second parse, tests) */
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		/* A long option's optopt is its row's key (past 255 for most): name what was typed. */
 		if (c == ':') {
@@ -148,7 +153,9 @@ int options_parse(struct options *o, int argc, char **argv)
 		if (r != 0)
 			return r;
 	}
-	if (optind < argc)
+	if (o->command->launches && optind < argc)
+		o->cmd = argv + optind;
+	else if (optind < argc)
 		return error("unexpected argument \"%s\" (see --help)", argv[optind]);
 	return options_check(o, &g);
 }

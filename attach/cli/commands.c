@@ -46,6 +46,15 @@ static const int dump_refuses[] = {
 	OPT_SPOOL_MAX, OPT_PUSH_TIMEOUT, OPT_TENANT, OPT_BASIC_AUTH, OPT_BEARER_TOKEN, OPT_INTERVAL, 0,
 };
 
+/*
+ * One run of one program: no pid (it is the program's), no series, no push,
+ * and no JSON lines (each type's profile is written by its own capture).
+ */
+static const int run_refuses[] = {
+	'p', OPT_EVERY, OPT_COUNT, OPT_SUMMARY, OPT_PUSH, OPT_APP, OPT_LABEL, OPT_SPOOL,
+	OPT_SPOOL_MAX, OPT_PUSH_TIMEOUT, OPT_TENANT, OPT_BASIC_AUTH, OPT_BEARER_TOKEN, OPT_INTERVAL, 0,
+};
+
 static const struct command rows[] = {
 	{ "record", "[record] -p PID [-t TYPE] [-d DURATION] [-F HZ] [-o FILE] [options]",
 	  "sample a process for a while, write a profile (the default)",
@@ -54,14 +63,14 @@ static const struct command rows[] = {
 	  "profile (gzip-compressed profile.proto) that `go tool pprof` and `pprof`\n"
 	  "read. The target keeps running throughout; no thread is left stopped,\n"
 	  "whatever happens to cprof-attach. The default command.",
-	  NULL, record_refuses, NULL },
+	  NULL, record_refuses, NULL, 0 },
 	{ "dump", "dump -p PID [options]",
 	  "every thread's stack now, for people, on standard output",
 	  "Every thread's stack now, for people, on standard output: what each\n"
 	  "thread is doing (its state, the call it sleeps in, its user and, as root,\n"
 	  "kernel frames). The same as record -t threads --format dump -o -; -o FILE\n"
 	  "writes it to a file, --format pprof|folded|svg|text another form.",
-	  preset_dump, dump_refuses, NULL },
+	  preset_dump, dump_refuses, NULL, 0 },
 	{ "top", "top -p PID [-t TYPE] [-F HZ] [--interval DUR] [options]",
 	  "a live view of the hottest functions and the threads, refreshed",
 	  "A live view, as top(1) is for processes: the functions that cost the most\n"
@@ -73,7 +82,25 @@ static const struct command rows[] = {
 	  "the start, p pause (no capture while paused), f show one thread (type its\n"
 	  "tid; empty: every thread), q or Ctrl-C quit. When standard output is not a\n"
 	  "terminal: one block of plain text per interval (--count N: N of them).",
-	  preset_top, top_refuses, top_run },
+	  preset_top, top_refuses, top_run, 0 },
+	{ "run", "run [-t TYPE[,TYPE...]] [-d DURATION] [-o FILE] [options] -- CMD [ARGS...]",
+	  "start CMD with libcprof.so preloaded, profile it until it exits",
+	  "Start CMD with libcprof.so preloaded (LD_PRELOAD, put before any the\n"
+	  "environment has), so heap, allocs, mutex, block, threadcreate and labels\n"
+	  "count from its first instruction; profile it until it exits, -d passes,\n"
+	  "or cprof-attach gets SIGINT/SIGTERM (Ctrl-C); write the profile(s), and\n"
+	  "exit with CMD's exit status (128+N when signal N ended it).\n"
+	  "-t takes several types, comma-separated (-t cpu,heap): one file each,\n"
+	  "the type before the extension (-o p.pb.gz: p.cpu.pb.gz, p.heap.pb.gz).\n"
+	  "cpu, wall and offcpu are sampled from just after CMD starts by a\n"
+	  "`record -p` of their own; the other types are read from libcprof.so at\n"
+	  "CMD's exit (CMD waits for it, at most 10 s), or when -d passes or the\n"
+	  "stop signal comes (to CMD too, at a terminal: its default action then\n"
+	  "waits for that read). A stop signal is passed on to CMD after the read.\n"
+	  "At -d, CMD runs on unprofiled and cprof-attach waits for it.\n"
+	  "Before CMD runs: 127 CMD not found, 126 CMD not executable, else the\n"
+	  "exit codes below.",
+	  NULL, run_refuses, NULL, 1 },
 };
 
 #define NCMDS (sizeof(rows) / sizeof(rows[0]))

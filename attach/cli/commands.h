@@ -13,6 +13,8 @@
  *  - a command with a run (top) runs its captures in its own loop, but
  *    each is the capture every command runs (series_request() and the
  *    kind's source): what a capture does to the target is the same;
+ *  - a command that launches (run.h) starts a program and runs the same
+ *    captures on it;
  *  - an option a command refuses is a usage error naming both.
  */
 #include <stdio.h>
@@ -29,6 +31,7 @@ struct command {
 	const int *refuses;  /* option keys it does not take, 0-ended; NULL: none */
 	/* Its own loop over captures (an EXIT_* code); NULL: series_run(). */
 	int (*run)(const struct options *o, const struct target *t);
+	int launches;        /* starts a command line given after its options (run), no -p */
 };
 
 #define COMMANDS_MAX 16 /* rows in commands.c */

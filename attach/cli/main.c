@@ -8,6 +8,7 @@
 
 #include "attach/cli/commands.h"
 #include "attach/cli/options.h"
+#include "attach/cli/run.h"
 #include "attach/cli/series.h"
 #include "attach/capture/target.h"
 #include "common/err.h"
@@ -38,6 +39,9 @@ int main(int argc, char **argv)
 	err_set_quiet(o.quiet);
 	for (r = 0; r < (int)o.ndebug_dirs; r++)
 		debugfind_add_dir(o.debug_dirs[r]);
+	/* run: before the priority and the descriptor limit, which CMD must not inherit. */
+	if (o.command->launches)
+		return run_main(&o, argv);
 	/* The start at a higher priority, where allowed, until sampling runs (hurry.h). */
 	hurry_begin();
 	/*

@@ -76,11 +76,36 @@ static int set_pid(struct options *o, struct given *g, const struct optdef *d, c
 	return 0;
 }
 
+/* -t TYPE, or (run) TYPE,TYPE...: distinct known types, kinds[0] is o->kind. */
 static int set_type(struct options *o, struct given *g, const struct optdef *d, const char *arg)
 {
+	const char *p = arg, *end;
+	char name[32];
+	size_t len;
+	unsigned i;
+
 	(void)g, (void)d;
-	if (!(o->kind = kind_find(arg)))
-		return error("unknown profile type \"%s\" (see --help for the types)", arg);
+	o->nkinds = 0;
+	for (;;) {
+		end = strchr(p, ',');
+		len = end ? (size_t)(end - p) : strlen(p);
+		if (len >= sizeof(name))
+			len = sizeof(name) - 1; /* then unknown, and named cut */
+		memcpy(name, p, len);
+		name[len] = 0;
+		if (!(o->kind = kind_find(name)))
+			return error("unknown profile type \"%s\" (see --help for the types)", name);
+		for (i = 0; i < o->nkinds; i++)
+			if (o->kinds[i] == o->kind)
+				return error("invalid -t \"%s\": \"%s\" twice", arg, name);
+		if (o->nkinds == OPT_MAX_KINDS)
+			return error("invalid -t \"%s\": at most %u types", arg, OPT_MAX_KINDS);
+		o->kinds[o->nkinds++] = o->kind;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	o->kind = o->kinds[0];
 	return 0;
 }
 
@@ -408,7 +433,10 @@ static void more_samplers(FILE *f)
 
 static const struct optdef rows[] = {
 	{ "pid", 'p', "PID", set_pid, "process to profile (required)", NULL, NULL, OPTGROUP_MAIN },
-	{ "type", 't', "TYPE", set_type, "profile type (default cpu), one of:", NULL, more_types,
+	{ "type", 't', "TYPE", set_type,
+	  "profile type (default cpu; run: several, comma-\n"
+	  "separated, one file each), one of:",
+	  NULL, more_types,
 	  OPTGROUP_MAIN },
 	{ "format", OPT_FORMAT, "FORMAT", set_format, "how to write it, one of:", NULL,
 	  more_formats, OPTGROUP_MAIN },

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "attach/kinds/kinds.h"
+#include "attach/cli/commands.h"
 #include "attach/cli/options.h"
 #include "attach/kinds/formats.h"
 #include "attach/push/label.h"
@@ -105,10 +106,63 @@ int parse_uint(const char *s, uint64_t min, uint64_t max, int sizes, uint64_t *o
 }
 
 /* options_check() (options.h): every rule that involves more than one option. */
-int options_check(struct options *o, const struct given *g)
+/*
+ * run: a command line and types run can take; each type's formats. -d is
+ * the run's window whatever the types, and -F, --sampler, --children and
+ * the offcpu options need one type that takes them (that one uses them).
+ */
+static int options_check_run(struct options *o, struct given *g)
 {
-	if (!g->pid)
+	unsigned i, takes = 0;
+
+	if (!o->cmd || !o->cmd[0])
+		return error("no command to run: give it after the options, "
+			     "run [options] -- CMD [ARGS...] (see run --help)");
+	if (!o->nkinds)
+		o->kinds[o->nkinds++] = o->kind;
+	for (i = 0; i < o->nkinds; i++) {
+		const struct kind *k = o->kinds[i];
+
+		if (k->duration == DURATION_NONE)
+			return error("run does not take -t %s, one snapshot of a running process "
+				     "(use dump -p PID)", k->name);
+		if (!(k->formats & o->format->bit))
+			return error("format \"%s\" is not available for %s profiles (see --help)",
+				     o->format->name, k->name);
+		takes |= kind_takes(k);
+	}
+	if (o->nkinds > 1 && o->output && !strcmp(o->output, "-"))
+		return error("-o - takes one profile: give -o FILE with several types "
+			     "(one file each)");
+	if (o->children && !(takes & KIND_TAKES_CHILDREN))
+		return error("option \"--children\" applies to none of these types");
+	if (g->sampler && !(takes & KIND_TAKES_SAMPLER))
+		return error("option \"--sampler\" applies to none of these types");
+	if (g->waits && !(takes & KIND_TAKES_WAITS))
+		return error("option \"%s\" applies only to -t offcpu", g->waits);
+	if (g->hz && !(takes & KIND_TAKES_HZ))
+		return error("option \"-F\" applies to none of these types");
+	/* Each type's own checks below see the first type, and no -d (the run's, not theirs). */
+	g->timing = 0;
+	g->hz = g->sampler = 0;
+	g->waits = NULL;
+	o->children = 0;
+	return 0;
+}
+
+int options_check(struct options *o, const struct given *gin)
+{
+	struct given gr = *gin, *g = &gr;
+	int children = o->children;
+
+	if (o->command->launches) {
+		if (options_check_run(o, g) < 0)
+			return -1;
+	} else if (o->nkinds > 1) {
+		return error("several types at once are for run; record takes one -t");
+	} else if (!g->pid) {
 		return error("no target: give the process id with -p PID (see --help)");
+	}
 	if (g->push_only && !o->push.url)
 		return error("option \"--%s\" needs --push URL", g->push_only);
 	if (o->push.url && o->format->bit != FORMAT_PPROF)
@@ -164,5 +218,6 @@ int options_check(struct options *o, const struct given *g)
 		return error("option \"-F\" does not apply to %s profiles, which are not sampled "
 			     "by time",
 			     o->kind->name);
+	o->children = children;
 	return 0;
 }

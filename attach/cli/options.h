@@ -22,7 +22,7 @@
 #define OPTIONS_MAX_KEY 64 /* bytes of one --group-by key */
 #define OPTIONS_MAX_DEBUG_DIRS 16 /* --debug-dir, as unwind/debugfind.h takes */
 
-#define OPT_MAX_DURATION_NS (7ull * 24 * 3600 * 1000000000ull)
+#define OPT_MAX_DURATION_NS (7ull * 24 * 3600 * 1000000000ull) /* = TARGET_WINDOW_MAX_NS */
 #define OPT_MIN_HZ 1u
 #define OPT_MAX_HZ 10000u
 #define OPT_MIN_STACK 4096u
@@ -30,6 +30,7 @@
 #define OPT_MIN_INTERVAL_NS 100000000ull /* top --interval: 100 ms */
 #define OPT_TOP_N 10u     /* --top's functions, and those shown on a terminal */
 #define OPT_MAX_TOP 1000u
+#define OPT_MAX_KINDS 8u   /* run -t TYPE,TYPE...: types at once */
 
 struct command;
 struct format;
@@ -68,6 +69,10 @@ struct options {
 	struct push_options push; /* --push and its companions; push.url NULL: none */
 	const char *debug_dirs[OPTIONS_MAX_DEBUG_DIRS]; /* --debug-dir, in the order given */
 	unsigned ndebug_dirs;
+	/* run: the types (kind is kinds[0]) and the command line to start, NULL-ended */
+	const struct kind *kinds[OPT_MAX_KINDS];
+	unsigned nkinds;
+	char **cmd;
 };
 
 /* What the command line gave, for the checks after it is read. */

@@ -25,8 +25,8 @@
 #include "common/proc.h"
 #include "model/profile.h"
 
-/* Where the shim is, to tell the user how to start the target with it. */
-static void shim_path(char *out, size_t cap)
+/* source_shim_path() (source.h). */
+void source_shim_path(char *out, size_t cap)
 {
 	static const char *const rel[] = { "libcprof.so", "../lib/libcprof.so" };
 	char exe[PATH_MAX], p[PATH_MAX + 32], *slash;
@@ -287,7 +287,7 @@ static int root_open(const struct capture_req *q, struct member *m, struct profi
 		return -1; /* done: the empty profile */
 	}
 	if (m->found == 0 && !q->children) {
-		shim_path(shim, sizeof(shim));
+		source_shim_path(shim, sizeof(shim));
 		if (target_secure_exec(t->pid) == 1)
 			error("cannot profile the %s of %d (%s): libcprof.so is not loaded in it, and "
 			      "LD_PRELOAD cannot load it: the process runs in secure-execution mode "
@@ -480,7 +480,7 @@ static int segment_family(const struct capture_req *q, struct members *ms,
 	for (i = 0; i < ms->n; i++)
 		found += ms->m[i].found == 1 || ms->m[i].found == 2;
 	if (!found) {
-		shim_path(shim, sizeof(shim));
+		source_shim_path(shim, sizeof(shim));
 		error("cannot profile the %s of %d (%s) or its %d descendants: libcprof.so is "
 		      "loaded in none of them; start it with LD_PRELOAD=%s",
 		      q->what, (int)t->pid, t->comm, ms->n - 1, shim);

@@ -128,6 +128,13 @@ struct source {
 extern const struct source source_ptrace;  /* ptrace.c */
 extern const struct source source_auto;    /* auto.c: perf or ptrace, by --sampler and the kernel */
 extern const struct source source_segment; /* segsrc.c */
+
+/*
+ * Where the libcprof.so of this cprof-attach is: beside it, or in ../lib
+ * (installed), resolved; else the installed default path (which may not
+ * exist: the caller checks when it matters).
+ */
+void source_shim_path(char *out, size_t cap);
 extern const struct source source_offcpu;  /* offcpusrc.c: switch and wake-up events */
 
 /*

@@ -160,6 +160,50 @@ static void test_usage_errors(void **state)
 	assert_int_equal(parse(&o, 7, wall_sampler), -1);
 }
 
+/* run: several types, the command line after the options (with or without --), its refusals. */
+static void test_run(void **state)
+{
+	char *two[] = { "cprof-attach", "run", "-t", "cpu,heap", "-o", "p.pb.gz", "--", "./x", "-t",
+			"y", NULL };
+	char *bare[] = { "cprof-attach", "run", "-t", "heap", "./x", "-p", "1", NULL };
+	char *no_cmd[] = { "cprof-attach", "run", "-t", "heap", NULL };
+	char *with_pid[] = { "cprof-attach", "run", "-p", "1", "--", "./x", NULL };
+	char *threads[] = { "cprof-attach", "run", "-t", "threads", "--", "./x", NULL };
+	char *twice[] = { "cprof-attach", "run", "-t", "cpu,cpu", "--", "./x", NULL };
+	char *stdout_two[] = { "cprof-attach", "run", "-t", "cpu,heap", "-o", "-", "--", "./x", NULL };
+	char *record_two[] = { "cprof-attach", "-p", "1", "-t", "cpu,heap", NULL };
+	char *unknown[] = { "cprof-attach", "run", "-t", "cpu,nope", "--", "./x", NULL };
+	char *hz_heap[] = { "cprof-attach", "run", "-t", "heap", "-F", "99", "--", "./x", NULL };
+	char *hz_cpu[] = { "cprof-attach", "run", "-t", "heap,cpu", "-F", "99", "--", "./x", NULL };
+	struct options o;
+
+	(void)state;
+	err_set_quiet(0);
+	assert_int_equal(parse(&o, 10, two), 0);
+	assert_int_equal(o.nkinds, 2);
+	assert_string_equal(o.kinds[0]->name, "cpu");
+	assert_string_equal(o.kinds[1]->name, "heap");
+	assert_string_equal(o.kind->name, "cpu");
+	assert_string_equal(o.cmd[0], "./x");
+	assert_string_equal(o.cmd[1], "-t"); /* CMD's own options are its own */
+	assert_null(o.cmd[3]);
+	assert_int_equal(parse(&o, 7, bare), 0);
+	assert_string_equal(o.cmd[0], "./x");
+	assert_string_equal(o.cmd[1], "-p");
+	assert_int_equal(o.pid, 0);
+	assert_int_equal(parse(&o, 9, hz_cpu), 0);
+	assert_int_equal(o.hz, 99);
+	err_set_quiet(1);
+	assert_int_equal(parse(&o, 4, no_cmd), -1);
+	assert_int_equal(parse(&o, 6, with_pid), -1);
+	assert_int_equal(parse(&o, 6, threads), -1);
+	assert_int_equal(parse(&o, 6, twice), -1);
+	assert_int_equal(parse(&o, 8, stdout_two), -1);
+	assert_int_equal(parse(&o, 5, record_two), -1);
+	assert_int_equal(parse(&o, 6, unknown), -1);
+	assert_int_equal(parse(&o, 8, hz_heap), -1);
+}
+
 static void test_kinds(void **state)
 {
 	const struct kind *k;
@@ -224,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_all_options),
 		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_run),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_formats),
 	};
