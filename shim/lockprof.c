@@ -49,7 +49,8 @@ static int lockprof_may(const struct shim_thread *t)
  * The bucket, or -1.
  */
 static inline __attribute__((always_inline)) int32_t
-lockprof_record(uint32_t kind, uint64_t events, uint64_t ns, double contentions, double delay)
+lockprof_record(uint32_t kind, uint32_t prim, uint64_t events, uint64_t ns, double contentions,
+		double delay)
 {
 	uint64_t frames[SEG_MAX_FRAMES];
 	uint32_t flags, n;
@@ -58,17 +59,19 @@ lockprof_record(uint32_t kind, uint64_t events, uint64_t ns, double contentions,
 	if (!shim_activate_quiet())
 		return -1;
 	n = stack_capture(frames, SEG_MAX_FRAMES, &flags);
+	flags |= (prim << SEG_BUCKET_PRIM_SHIFT) & SEG_BUCKET_PRIM_MASK;
 	b = table_bucket_labeled(kind, flags, labels_current(), frames, n);
 	if (b >= 0)
 		table_add_wait(b, events, ns, contentions, delay);
 	return b;
 }
 
-void lockprof_enter(const void *lock, struct lockprof_wait *w)
+void lockprof_enter(const void *lock, uint32_t prim, struct lockprof_wait *w)
 {
 	struct shim_thread *t = &shim_tls;
 
 	w->followed = 0;
+	w->prim = prim;
 	w->on = lockprof_may(t) && (lockprof_block_rate != 0 ||
 				    (lock != NULL && lockprof_mutex_fraction != 0));
 	if (!w->on)
@@ -117,7 +120,7 @@ void lockprof_leave(const void *lock, struct lockprof_wait *w, int counted)
 			if (d == 0)
 				d = 1;
 			t->busy++;
-			(void)lockprof_record(SEG_KIND_BLOCK, 1, d, weight, (double)d * weight);
+			(void)lockprof_record(SEG_KIND_BLOCK, w->prim, 1, d, weight, (double)d * weight);
 			t->busy--;
 		}
 	}
@@ -163,7 +166,7 @@ void lockprof_release_end(const void *lock, struct lockprof_release *r, int ok)
 	saved = errno;
 	t->busy++;
 	if (ok && r->delay > 0)
-		b = lockprof_record(SEG_KIND_MUTEX, 1, r->delay, w, (double)r->delay * w);
+		b = lockprof_record(SEG_KIND_MUTEX, 0, 1, r->delay, w, (double)r->delay * w);
 	carry = waiters_settle(lock, r->gen, b, r->weight);
 	if (b >= 0 && carry > 0)
 		table_add_wait(b, 0, carry, 0.0, (double)carry * w);

@@ -31,6 +31,7 @@ struct lockprof_wait {
 	uint64_t t0;   /* when it began (ns, CLOCK_MONOTONIC) */
 	int followed;  /* registered in the side table (shim/waiters.h) */
 	int on;        /* anything to record at all */
+	uint32_t prim; /* what it waits on: SEG_PRIM_* (segment.h) */
 };
 
 /*
@@ -38,7 +39,7 @@ struct lockprof_wait {
  * follows: a condition variable, a semaphore, a join). Reads the clock
  * and, for a lock with the mutex profile on, registers the waiter.
  */
-void lockprof_enter(const void *lock, struct lockprof_wait *w) SHIM_HIDDEN;
+void lockprof_enter(const void *lock, uint32_t prim, struct lockprof_wait *w) SHIM_HIDDEN;
 
 /*
  * The wait of lockprof_enter ended; counted: it is a wait of the block

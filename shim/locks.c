@@ -30,6 +30,7 @@
 
 #include "shim/lockprof.h"
 #include "shim/locknext.h"
+#include "shim/segment.h"
 #include "shim/shim.h"
 #include "shim/waiters.h"
 
@@ -56,7 +57,7 @@ static LOCKS_COLD int locks_mutex_wait(pthread_mutex_t *m, int how, clockid_t cl
 	struct lockprof_wait w;
 	int rc;
 
-	lockprof_enter(m, &w);
+	lockprof_enter(m, SEG_PRIM_MUTEX, &w);
 	if (how == LOCKS_PLAIN)
 		rc = lock_next.mutex_lock(m);
 	else if (how == LOCKS_TIMED)
@@ -184,7 +185,7 @@ static LOCKS_COLD int locks_rwlock_wait(pthread_rwlock_t *l, int write, int how,
 	struct lockprof_wait w;
 	int rc;
 
-	lockprof_enter(l, &w);
+	lockprof_enter(l, SEG_PRIM_RWLOCK, &w);
 	if (how == LOCKS_PLAIN)
 		rc = write ? lock_next.rwlock_wrlock(l) : lock_next.rwlock_rdlock(l);
 	else if (how == LOCKS_TIMED)
@@ -303,7 +304,7 @@ static LOCKS_COLD int locks_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, int
 		lockprof_release_begin(m, &r);
 		lockprof_release_end(m, &r, 1);
 	}
-	lockprof_enter(NULL, &w);
+	lockprof_enter(NULL, SEG_PRIM_COND, &w);
 	if (how == LOCKS_PLAIN)
 		rc = lock_next.cond_wait(c, m);
 	else if (how == LOCKS_TIMED)
@@ -337,7 +338,7 @@ static LOCKS_COLD int locks_sem_wait(sem_t *s, int how, clockid_t clk, const str
 	struct lockprof_wait w;
 	int rc, e;
 
-	lockprof_enter(NULL, &w);
+	lockprof_enter(NULL, SEG_PRIM_SEM, &w);
 	if (how == LOCKS_PLAIN)
 		rc = lock_next.sem_wait(s);
 	else if (how == LOCKS_TIMED)
@@ -386,7 +387,7 @@ static LOCKS_COLD int locks_join_wait(pthread_t th, void **ret)
 	struct lockprof_wait w;
 	int rc;
 
-	lockprof_enter(NULL, &w);
+	lockprof_enter(NULL, SEG_PRIM_JOIN, &w);
 	rc = lock_next.join(th, ret);
 	lockprof_leave(NULL, &w, rc == 0);
 	return rc;

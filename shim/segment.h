@@ -104,6 +104,19 @@
 
 /* seg_bucket.flags */
 #define SEG_BUCKET_TRUNCATED 1u /* deeper than SEG_MAX_FRAMES: the outermost frames were dropped */
+/*
+ * A BLOCK bucket's primitive (SEG_PRIM_*) in flags bits 8-11: part of the
+ * bucket's identity, so that waits of one stack on a mutex and on a
+ * condition variable stay apart. 0 (a shim before it): not said. Readers
+ * that know only SEG_BUCKET_TRUNCATED ignore these bits.
+ */
+#define SEG_BUCKET_PRIM_SHIFT 8
+#define SEG_BUCKET_PRIM_MASK (0xfu << SEG_BUCKET_PRIM_SHIFT)
+#define SEG_PRIM_MUTEX 1u
+#define SEG_PRIM_RWLOCK 2u
+#define SEG_PRIM_COND 3u
+#define SEG_PRIM_SEM 4u
+#define SEG_PRIM_JOIN 5u
 
 /* Labels (layout 4): limits, past which a pair or string is cut and counted (labels_truncated). */
 #define SEG_LABEL_PAIRS 8          /* pairs in one set */

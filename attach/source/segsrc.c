@@ -105,6 +105,19 @@ static void report_shim(const struct target *t, const struct seg_header *h)
 			(int)t->pid, (unsigned long long)h->no_pool);
 }
 
+/* The "primitive" label's value for a BLOCK bucket's flags, or NULL (not said). */
+static const char *seg_prim_name(uint32_t flags)
+{
+	static const char *const names[] = {
+		[SEG_PRIM_MUTEX] = "mutex", [SEG_PRIM_RWLOCK] = "rwlock",
+		[SEG_PRIM_COND] = "condvar", [SEG_PRIM_SEM] = "semaphore",
+		[SEG_PRIM_JOIN] = "join",
+	};
+	uint32_t p = (flags & SEG_BUCKET_PRIM_MASK) >> SEG_BUCKET_PRIM_SHIFT;
+
+	return p < sizeof(names) / sizeof(names[0]) ? names[p] : NULL;
+}
+
 /*
  * Add the buckets of now (minus base, when there is one) to rec, each
  * sample with the labels extra[0..nextra) after the view's own, then the
@@ -118,6 +131,7 @@ static int add_buckets(struct recorder *rec, const struct shim_view *view, int r
 	uint32_t want = view->bucket;
 	struct profile_label_in l[4 + LABELSRC_MAX] = { { "bytes", NULL, 0, "bytes" } };
 	uint64_t pcs[SEG_MAX_FRAMES];
+	const char *pn;
 	int64_t v[4];
 	size_t i, j, nl, added = 0;
 
@@ -140,6 +154,9 @@ static int add_buckets(struct recorder *rec, const struct shim_view *view, int r
 		}
 		for (j = 0; j < nextra && nl < 4; j++)
 			l[nl++] = extra[j];
+		/* What a block wait waited on: two with one (stripped) caller told apart. */
+		if (want == SEG_KIND_BLOCK && nl < 4 && (pn = seg_prim_name(b->flags)))
+			l[nl++] = (struct profile_label_in){ "primitive", pn, 0, NULL };
 		nl += labelsrc_set(now, b->labels, l + nl, LABELSRC_MAX, keys);
 		if (recorder_add_pcs(rec, pcs, b->nframes, b->flags & SEG_BUCKET_TRUNCATED, v, l,
 				     nl) == 0)

@@ -70,6 +70,19 @@ check "block: Go's sample types (contentions/count, delay/nanoseconds)" \
 check "block: period type contentions/count, period 1" \
 	sh -c "grep -q '^period_type contentions count$' '$WORK/locks-block.txt' && grep -q '^period 1$' '$WORK/locks-block.txt'"
 check_block locks waiter_take cond_waiter cond_waiter_timed sem_waiter
+# Each wait says what it waited on (the "primitive" label): waiter_take
+# only on its mutex, sem_waiter on its semaphore; cond_waiter on its
+# condition variable mostly, and on the mutex it takes before (told apart).
+prim_share() { # SITE PRIMITIVE: the share of SITE's delay labelled PRIMITIVE
+	awk -v s="$1" -v p="primitive=$2" '/^sample / && ($0 ~ (";" s ";") || $0 ~ (";" s "$")) {
+		split($2, v, ","); all += v[2]; if (index($0, p)) k += v[2] }
+		END { printf "%.3f", all ? k / all : 0 }' "$WORK/locks-block.txt"
+}
+for sp in waiter_take:mutex:0.999 sem_waiter:semaphore:0.999 cond_waiter:condvar:0.5; do
+	s=${sp%%:*} r=${sp#*:} p=${r%%:*} min=${r#*:}
+	got=$(prim_share "$s" "$p")
+	check "block: $s's delay labelled primitive=$p: $got (at least $min)" below "$min" "$got"
+done
 check_mutex locks "$(awk '$1 == "lockwait" { t += $4 } END { print t }' "$WORK/locks.out")"
 "$ATTACH" -p "$TPID" -t mutex --format text -o "$WORK/locks-mutex.txt" -q
 check "mutex --format text: Go's legacy contention form" \
