@@ -129,8 +129,8 @@ static int queued_since(const struct thread *t)
  * a wall sample stands for where the thread ran at the look
  * (t_wall_burst), a CPU sample's CPU is carried like a slide's. Kept
  * where it landed until the host was judged, an event loop that is
- * mostly asleep at the ticks (few user-code stops to judge by) put a
- * third of its CPU in the sleep (t_cpu_evloop; doc/measurements.md).
+ * mostly asleep at the ticks (few user-code stops to judge by) put
+ * much of its CPU in the sleep (t_cpu_evloop; doc/measurements.md).
  */
 static int timer_sleep(long nr)
 {
