@@ -63,14 +63,18 @@ only_files() {
 	[ "$(ls -A "$dir" | sort | tr '\n' ' ')" = "$(printf '%s\n' "$@" | sort | tr '\n' ' ')" ]
 }
 
-# start_run DIR ARGS...: cprof-attach run ARGS in the background, job
-# control on so that CMD does not inherit an ignored SIGINT (a script's
-# background job otherwise does). Sets APID; stderr to DIR/err.
+# start_run DIR ARGS...: cprof-attach run ARGS in the background, in a
+# process group of its own (job control on), with SIGINT, SIGTERM and
+# SIGHUP at their default actions: a script's background job inherits an
+# ignored SIGINT, and so does everything under a harness started in the
+# background (CI's fresh clone under nohup ... &: there CMD ignored the
+# SIGINT passed on, and run exited 8 after its 5 s grace). Sets APID;
+# stderr to DIR/err.
 start_run() {
 	local dir=$1
 	shift
 	set -m
-	CPROF_SAMPLE_RATE=4096 "$ATTACH" run "$@" 2>"$dir/err" &
+	CPROF_SAMPLE_RATE=4096 env --default-signal=INT,TERM,HUP "$ATTACH" run "$@" 2>"$dir/err" &
 	APID=$!
 	set +m
 	PIDS="$PIDS $APID"
@@ -231,7 +235,7 @@ got=$(value 4 keep_site "$WORK/j.heap")
 check "j: keep_site: $got bytes, truth $KEPT (within 5%)" near "$got" "$KEPT" "$((KEPT / 20))"
 
 # k. The handshake's handler reads as SIG_DFL.
-"$ATTACH" run -q -t heap -o "$WORK/k.pb.gz" -- "$RUNEXIT" sigdfl
+env --default-signal=INT,TERM,HUP "$ATTACH" run -q -t heap -o "$WORK/k.pb.gz" -- "$RUNEXIT" sigdfl
 rc=$?
 check "k: CMD sees SIGINT, SIGTERM and SIGHUP at their default (exit 0: $rc)" [ "$rc" = 0 ]
 finish
