@@ -63,17 +63,21 @@ static uint64_t cpu_delta(struct moved *mv, uint64_t tick, struct session *s, st
 	t->ran_tick = tick;
 	/*
 	 * The kernel's side of its waits is not where any stop lands
-	 * (waitcost.h): part of the CPU it used since its last sample.
+	 * (waitcost.h): part of the CPU it used since the last read. Slices
+	 * that waited for the measurement are weighed at the first read
+	 * after it, against that read's CPU only (the cap of every read:
+	 * weighed against the CPU pending too, the estimate of two loops
+	 * beside a busy thread took more than the handler left).
 	 */
 	w = 0;
 	if (mv->cost_pending && waitcost_ready(&mv->wait_cost_ns, &mv->timer_cost_ns))
 		mv->cost_pending = 0;
 	if (!mv->cost_pending && t->slices > t->slices_waited) {
-		w = waitcost_of(t->slices - t->slices_waited, wait_cost(mv, s, t), t->cpu_pending + cpu);
+		w = waitcost_of(t->slices - t->slices_waited, wait_cost(mv, s, t), cpu);
 		t->slices_waited = t->slices;
 	}
 	t->wait_ns += w;
-	t->cpu_pending = t->cpu_pending + cpu - w;
+	t->cpu_pending += cpu - w;
 	return cpu;
 }
 
