@@ -168,26 +168,32 @@ fi
 check "target left running" not_stopped "$tp"
 kill "$tp"
 
+# total_or_loss NAME: a pair switching as fast as it can (3 threads with
+# main): the loss said on stderr, or with the tracepoint each thread
+# within 5% of its clocks (a wait ends when its thread is picked, as the
+# clocks count it; the bar). Without it a wait ends at the
+# switch-in record, after the switching the clocks charge to the thread
+# picked: shown, not held (doc/offcpu.md).
+total_or_loss() {
+	local name=$1 lost sw
+	lost=$(sed -n 's/.*"lost":\([0-9]*\).*/\1/p' "$WORK/$name.json")
+	sw=$(sed -n 's/.*"switches":\([0-9]*\).*/\1/p' "$WORK/$name.json")
+	echo "$name: $sw switches in 4 s profiled, $lost switch records lost"
+	if [ "${lost:-0}" != 0 ]; then
+		check "$name: the loss is said on stderr" grep -q 'switch records lost' "$WORK/$name.err"
+	elif grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts; then
+		times "$name" 3 5
+	else
+		shares "$WORK/$name.c0" "$WORK/$name.c1"
+		prof_shares "$WORK/$name.pb.gz"
+	fi
+}
+
 if case_wanted pingpong; then
 	start_target offwait pingpong
 	tp=$TPID
 	capture pingpong --min-wait 100us
-	lost=$(sed -n 's/.*"lost":\([0-9]*\).*/\1/p' "$WORK/pingpong.json")
-	sw=$(sed -n 's/.*"switches":\([0-9]*\).*/\1/p' "$WORK/pingpong.json")
-	echo "pingpong: $sw switches in 4 s, $lost switch records lost"
-	if [ "${lost:-0}" != 0 ]; then
-		check "pingpong: the loss is said on stderr" grep -q 'switch records lost' "$WORK/pingpong.err"
-	elif grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts; then
-		# With the tracepoint a wait ends when its thread is picked (next_pid of the
-		# switch-out before it), as the clocks count it: 4 runs of ~40k switches/s
-		# per thread read within 0.8-1.3% of them; the bar is 5%.
-		times pingpong 3 5
-	else
-		# Without it a wait ends at the switch-in record, after the switching the
-		# clocks charge to the thread picked: shown, not held (doc/offcpu.md).
-		shares "$WORK/pingpong.c0" "$WORK/pingpong.c1"
-		prof_shares "$WORK/pingpong.pb.gz"
-	fi
+	total_or_loss pingpong
 	check "pingpong: short waits folded into one frame per thread" \
 		sh -c "'$PBDUMP' '$WORK/pingpong.pb.gz' | grep -q 'waits under 100 us'"
 	kill "$tp"
@@ -209,17 +215,7 @@ if case_wanted yield; then
 	# A rate, reported: how fast depends on the machine and its load.
 	echo "yield: $(( (n1 - n0) * 2 )) switches a second of yield0 unprofiled"
 	capture yield
-	lost=$(sed -n 's/.*"lost":\([0-9]*\).*/\1/p' "$WORK/yield.json")
-	sw=$(sed -n 's/.*"switches":\([0-9]*\).*/\1/p' "$WORK/yield.json")
-	echo "yield: $sw switches in 4 s profiled, $lost switch records lost"
-	if [ "${lost:-0}" != 0 ]; then
-		check "yield: the loss is said on stderr" grep -q 'switch records lost' "$WORK/yield.err"
-	elif grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts; then
-		times yield 3 5
-	else
-		shares "$WORK/yield.c0" "$WORK/yield.c1"
-		prof_shares "$WORK/yield.pb.gz"
-	fi
+	total_or_loss yield
 	# 64 KiB copied at each switch-out: the stack rings overflow, the times do not.
 	capture yieldbig --stack-size 65528
 	lost=$(sed -n 's/.*"lost":\([0-9]*\).*/\1/p' "$WORK/yieldbig.json")
