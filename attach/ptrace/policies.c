@@ -152,13 +152,64 @@ const struct policy policy_cpu = {
 };
 
 /*
+ * A fresh wall sample (a stop or a sleep read, not a repeat) stands for
+ * the time since the thread's last sample, and the thread's own clocks
+ * say how that time went: its CPU clock moved by what it ran, its
+ * run-queue time (schedstat) by what it waited for a CPU, and the rest it
+ * slept. A look at one instant labels the whole span by that instant: a
+ * thread that works 50 us in 250 came out running 0.72-0.88 of its CPU
+ * and runnable anywhere from 0.35 to 1.65 times its run-queue time
+ * (issue 26, item 7). So the span is split by the clocks, and each part
+ * goes to the stack of its kind (ptracesrc.c): the CPU to the thread's
+ * last stack found running, the wait for a CPU to this stack, the sleep
+ * to its last sleep. Summed over a capture the parts are the clocks'
+ * deltas, whatever the looks saw. A thread's first sample has no earlier
+ * clock reading of ours to split by. The CPU a thread ran before any stop
+ * found it running has no running stack yet (on a loaded machine our
+ * stops can come after a short burst for a second): it is held, out of
+ * the samples' weight, and given to the first stack found running, or at
+ * the end (finish_wall) to a frame that says so.
+ */
+static void split_elapsed(struct thread *t, struct snapshot *snap)
+{
+	uint64_t w = snap->weight > 0 ? (uint64_t)snap->weight : 0, c, q;
+
+	int ran = snap->ran_here = snapshot_ran_here(snap);
+
+	c = t->cpu_ns > t->cpu_sample_ns ? t->cpu_ns - t->cpu_sample_ns : 0;
+	q = t->queued_ns > t->queued_sample_ns ? t->queued_ns - t->queued_sample_ns : 0;
+	if (!(t->cpu_sample_ns && t->sample_tick)) {
+		t->flags |= ran ? THREAD_RAN : 0;
+	} else {
+		snap->split = 1;
+		snap->split_cpu = c < w ? c : w;
+		snap->split_queued = q < w - snap->split_cpu ? q : w - snap->split_cpu;
+		snap->rest_syscall = t->asleep_nr;
+		if (ran) {
+			t->flags |= THREAD_RAN;
+			snap->split_cpu += t->cpu_unplaced;
+			snap->weight += (int64_t)t->cpu_unplaced;
+			snap->count += t->ticks_unplaced;
+			t->cpu_unplaced = t->ticks_unplaced = 0;
+		} else if (!(t->flags & THREAD_RAN)) {
+			t->cpu_unplaced += snap->split_cpu;
+			snap->weight -= (int64_t)snap->split_cpu;
+			snap->split_cpu = 0;
+		}
+	}
+	t->cpu_sample_ns = t->cpu_ns;
+}
+
+/*
  * Weight: the time since the thread's previous sample. A thread is
  * stopped because it was running or runnable when its tick looked; a stop
  * that then found it asleep in a call (it went to sleep meanwhile: a
  * 50 us burst often does) or that ran on to a later call (a host whose
  * kicks wait for its next kernel entry: the stop lands there, or breaks
- * the sleep it enters; or, on any host, into a timer sleep's entry) is
- * not where it ran: such a
+ * the sleep it enters; or, on any host, into a timer sleep's entry, or
+ * is found inside a timer sleep at all: such a call sleeps within
+ * microseconds of its entry, so what the thread ran since its last
+ * sample it ran before the call) is not where it ran: such a
  * sample stands for its last stack found running, as a CPU sample's CPU
  * is carried. A thread with no stack yet (its first sample) has nothing
  * to stand for: found asleep, it is a sample of its sleep; ran on, one of
@@ -167,9 +218,10 @@ const struct policy policy_cpu = {
 static void emit_elapsed(void *ctx, struct thread *t, struct snapshot *snap)
 {
 	struct sampler *sm = ctx;
+	int fresh = snap->how == SNAP_STOPPED || snap->how == SNAP_SYSCALL;
 
 	if (snap->how == SNAP_STOPPED && !snap->queued &&
-	    (snap->ran_on || snap->ran_to_sleep || snap->slept)) {
+	    (snap->ran_on || snap->ran_to_sleep || snap->slept || snap->in_timer_sleep)) {
 		if (t->flags & THREAD_STACKED) {
 			snap->how = SNAP_REPEAT;
 			snap->repeat_running = 1;
@@ -178,15 +230,29 @@ static void emit_elapsed(void *ctx, struct thread *t, struct snapshot *snap)
 			snap->how = SNAP_SYSCALL;
 			snap->syscall = snap->slept_nr;
 			snap->state = 'S';
+		} else {
+			snap->slid = 1; /* kept here, but never its running stack (ptracesrc.c) */
 		}
 	}
 	if (snap->how == SNAP_STOPPED || snap->how == SNAP_SYSCALL)
 		t->flags |= THREAD_STACKED;
 	snap->weight = (int64_t)(snap->time_ns - t->last_sample_ns);
+	if (fresh)
+		split_elapsed(t, snap);
 	t->last_sample_ns = snap->time_ns;
 	t->sample_tick = sm->res.ticks;
 	t->queued_sample_ns = t->queued_ns;
 	sampler_push(sm, snap);
+}
+
+/* A flush's CPU of a thread with no running stack yet: held (split_elapsed). */
+static void emit_held(void *ctx, struct thread *t, struct snapshot *snap)
+{
+	(void)ctx;
+	t->cpu_unplaced += snap->time_ns - t->last_sample_ns;
+	t->ticks_unplaced += snap->count;
+	t->last_sample_ns = snap->time_ns;
+	snapshot_free(snap);
 }
 
 /*
@@ -194,11 +260,16 @@ static void emit_elapsed(void *ctx, struct thread *t, struct snapshot *snap)
  * its last stack. A thread that waited for a CPU meanwhile (woken, or
  * preempted) did not move either: the run-queue time its schedstat added
  * since (counted when it got the CPU, read when it was picked) is given
- * as runnable, the rest as the last sample's state.
+ * as runnable, the rest as the last sample's state. A thread that ran
+ * more since its last split sample than the time since the last tick
+ * (split_elapsed) ran in these ticks too, though not picked for it: the
+ * trigger that picks cold threads allows some slack. That CPU is given
+ * to its last running stack here, so that the fresh sample's split is
+ * not cut to its own span.
  */
 static void wall_flush(struct sampler *sm, struct session *s, struct thread *t, uint64_t upto)
 {
-	uint64_t q, span, nq, n;
+	uint64_t q, x = 0, span, fresh, nq, nx, n, at;
 
 	if (!t->sample_tick || upto <= t->sample_tick)
 		return;
@@ -207,15 +278,31 @@ static void wall_flush(struct sampler *sm, struct session *s, struct thread *t, 
 	q = t->queued_ns > t->queued_sample_ns ? t->queued_ns - t->queued_sample_ns : 0;
 	if (q > span)
 		q = span;
-	nq = span ? (n * q + span / 2) / span : 0;
-	if (nq == 0 || !sm->prev_tick_ns) {
+	if (t->cpu_sample_ns && t->cpu_ns > t->cpu_sample_ns) {
+		fresh = clock_mono_ns() - sm->prev_tick_ns;
+		x = t->cpu_ns - t->cpu_sample_ns;
+		x = x > fresh ? x - fresh : 0;
+		if (x > span - q)
+			x = span - q;
+		t->cpu_sample_ns += x;
+	}
+	if (!sm->prev_tick_ns || !span || (!q && !x)) {
 		session_repeat(s, t, (uint32_t)n, sm->prev_tick_ns, emit_elapsed, sm);
 		return;
 	}
-	if (nq < n)
-		session_repeat(s, t, (uint32_t)(n - nq), sm->prev_tick_ns - q, emit_elapsed, sm);
-	session_repeat_as(s, t, (uint32_t)nq, sm->prev_tick_ns, SNAP_STATE_QUEUED, emit_elapsed,
-			  sm);
+	nq = (n * q + span / 2) / span;
+	nx = (n * x + span / 2) / span;
+	if (nx > n - nq)
+		nx = n - nq;
+	at = sm->prev_tick_ns - q - x;
+	if (at > t->last_sample_ns)
+		session_repeat(s, t, (uint32_t)(n - nq - nx), at, emit_elapsed, sm);
+	if (x)
+		session_repeat_as(s, t, (uint32_t)nx, at + x, 'R',
+				  t->flags & THREAD_RAN ? emit_elapsed : emit_held, sm);
+	if (q)
+		session_repeat_as(s, t, (uint32_t)nq, sm->prev_tick_ns, SNAP_STATE_QUEUED,
+				  emit_elapsed, sm);
 }
 
 /*
@@ -247,9 +334,25 @@ static void tick_wall(struct sampler *sm, struct session *s, const pid_t *tids, 
 	session_sample(s, picked, npick, 0, emit_elapsed, sm);
 }
 
+/* The CPU a thread ran with no stop ever finding it running (split_elapsed), at the end. */
+static void emit_unplaced(void *ctx, struct thread *t, struct snapshot *snap)
+{
+	struct sampler *sm = ctx;
+
+	snap->weight = (int64_t)t->cpu_unplaced;
+	snap->count = t->ticks_unplaced;
+	snap->split = 1;
+	snap->split_cpu = t->cpu_unplaced;
+	snap->repeat_running = 1;
+	t->cpu_unplaced = t->ticks_unplaced = 0;
+	sampler_push(sm, snap);
+}
+
 static void finish_wall(struct sampler *sm, struct session *s, struct thread *t)
 {
 	wall_flush(sm, s, t, sm->res.ticks);
+	if (t->cpu_unplaced)
+		session_repeat_as(s, t, 0, t->last_sample_ns, 'R', emit_unplaced, sm);
 }
 
 const struct policy policy_wall = {

@@ -56,9 +56,16 @@ struct snapshot {
 	int slid;              /* SNAP_STOPPED: it ran on to a later syscall: not where it was */
 	int ran_on;            /* ... or to one that our stop broke at once (a sleep's entry) */
 	int ran_to_sleep;      /* ... or into a timer sleep's entry, on any host */
+	int in_timer_sleep;    /* SNAP_STOPPED: inside a timer sleep's call (asleep or entering) */
+	int in_call;           /* SNAP_STOPPED: inside a system call (else in user code) */
+	int ran_here;          /* wall: snapshot_ran_here(), its stack a running one (ptracesrc.c) */
 	int queued;            /* SNAP_STOPPED: off a CPU when asked, mostly waiting for one */
 	int repeat_running;    /* SNAP_REPEAT: of the thread's last stack found running */
 	char repeat_state;     /* SNAP_REPEAT: this state, not the last sample's (0) */
+	int split;             /* wall: weight is split by the thread's clocks (below) */
+	uint64_t split_cpu;    /* ... ns it ran since its last sample: its last running stack's */
+	uint64_t split_queued; /* ... ns it waited for a CPU: runnable, at this stack */
+	long rest_syscall;     /* ... the rest was asleep: in this call (-1: unknown) */
 	const char *marker;    /* SNAP_MARKER: the frame's name (a static string) */
 	struct thread_image img;
 	unsigned char *stack;  /* owned; img.stack[i].bytes point into it */
@@ -101,5 +108,16 @@ void queue_close(struct queue *q);
 
 /* Free a snapshot and its stack bytes. */
 void snapshot_free(struct snapshot *s);
+
+/*
+ * Whether a stop shows where the thread ran: found running where it was
+ * (not slid to a later call), or waiting for a CPU in user code, where it
+ * was preempted (one woken from a sleep waits at the sleep's return).
+ */
+static inline int snapshot_ran_here(const struct snapshot *s)
+{
+	return s->how == SNAP_STOPPED && !s->slid &&
+	       (s->state == 'R' || (s->state == SNAP_STATE_QUEUED && !s->in_call));
+}
 
 #endif

@@ -208,6 +208,8 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 			snap->slept = stopped_asleep((long)ur.orig_rax, (long)ur.rax);
 		}
 		snap->slept_nr = (long)ur.orig_rax;
+		snap->in_timer_sleep = timer_sleep((long)ur.orig_rax);
+		snap->in_call = 1;
 	}
 	if ((t->flags & THREAD_TORN) && snap->slept) {
 		/* Stopped because its reads tore: where it sleeps, as a read would say. */

@@ -123,6 +123,7 @@ struct thread *threads_add(struct threads *ts, pid_t tid)
 		return NULL;
 	t->tid = tid;
 	t->fd_schedstat = t->fd_syscall = t->fd_comm = t->fd_stat = -1;
+	t->asleep_nr = -1; /* never read asleep yet */
 	t->vol_permille = 1000;
 	slot_put(ts, t);
 	ts->count++;

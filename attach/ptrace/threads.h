@@ -28,6 +28,7 @@
 #define THREAD_CHARGED 32u     /* cpu: a sample found it running (its last stack is one) */
 #define THREAD_TORN 64u        /* asked to stop though asleep: it kept waking while read */
 #define THREAD_STACKED 128u    /* wall: a sample of this capture carried its stack */
+#define THREAD_RAN 256u        /* wall: a stop of this capture found it running (a running stack) */
 
 struct thread {
 	pid_t tid;
@@ -50,6 +51,9 @@ struct thread {
 	uint64_t queued_ns;      /* time it waited for a CPU, as of the last read of its clock */
 	uint64_t intr_queued_ns; /* ... at the look before our interrupt */
 	uint64_t queued_sample_ns; /* wall: ... as of its last sample */
+	uint64_t cpu_sample_ns;  /* wall: its CPU clock (cpu_ns) as of its last split sample */
+	uint64_t cpu_unplaced;   /* wall: CPU it ran before any stop found it running (split_elapsed) */
+	uint32_t ticks_unplaced; /* ... the flushed ticks that carried it */
 	uint64_t scan_no;        /* the last /proc/PID/task read that listed it */
 	uint64_t asleep_cpu;     /* its CPU clock when last read asleep */
 	long asleep_nr;          /* the syscall it slept in then */

@@ -263,3 +263,12 @@ task_sched() {
 	done
 	echo "$c $d"
 }
+
+# clocks_at LOG TIME_NS FILE: from clocklog's LOG, the block read nearest
+# TIME_NS, as "TIME_NS" then "COMM TID CPU_NS RUNQUEUE_NS" per thread.
+clocks_at() {
+	awk -v t="$2" '
+		$1 == "T" { d = $2 - t; if (d < 0) d = -d; cur = $2; if (best == "" || d < bd) { best = cur; bd = d } next }
+		$1 == "C" { blk[cur] = blk[cur] $2 " " $3 " " $4 " " $5 "\n" }
+		END { printf "%s\n%s", best, blk[best] }' "$1" >"$3"
+}
