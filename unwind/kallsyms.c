@@ -3,6 +3,7 @@
  * "ADDRESS TYPE NAME[\t[MODULE]]"; the module is left out of the name.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,19 +110,41 @@ nomem:
 	return NULL;
 }
 
+static struct kallsyms *kallsyms_table;
+static int kallsyms_err;
+static pthread_once_t kallsyms_once = PTHREAD_ONCE_INIT;
+
+static void kallsyms_read_once(void)
+{
+	kallsyms_table = kallsyms_load();
+	kallsyms_err = kallsyms_table ? 0 : errno;
+}
+
 const struct kallsyms *kallsyms_get(void)
 {
-	static struct kallsyms *k;
-	static int tried, err;
+	pthread_once(&kallsyms_once, kallsyms_read_once);
+	if (!kallsyms_table)
+		errno = kallsyms_err;
+	return kallsyms_table;
+}
 
-	if (!tried) {
-		tried = 1;
-		k = kallsyms_load();
-		err = k ? 0 : errno;
-	}
-	if (!k)
-		errno = err;
-	return k;
+int kallsyms_readable(void)
+{
+	char line[KALLSYMS_LINE], type, *name;
+	uint64_t addr;
+	size_t len;
+	int i, seen = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return 0;
+	for (i = 0; i < KALLSYMS_PROBE && fgets(line, sizeof(line), f); i++)
+		if (ksym_line(line, &addr, &type, &name, &len) == 0 && (seen = addr != 0))
+			break;
+	fclose(f);
+	if (!seen)
+		errno = EPERM;
+	return seen;
 }
 
 const char *kallsyms_name(const struct kallsyms *k, uint64_t addr)

@@ -19,11 +19,24 @@
 #define KALLSYMS_LINE 512
 #define KALLSYMS_MAX (4u << 20)
 #define KALLSYMS_TEXT (128u << 20)
+#define KALLSYMS_PROBE 64
 
 struct kallsyms;
 
-/* The run's table, read on first use; NULL with errno (EPERM: addresses hidden). */
+/*
+ * The run's table, read on first use (once, whichever thread asks first);
+ * NULL with errno (EPERM: addresses hidden).
+ */
 const struct kallsyms *kallsyms_get(void);
+
+/*
+ * Whether the kernel shows this user its addresses: the first
+ * KALLSYMS_PROBE lines of /proc/kallsyms only, so that a capture can
+ * decide on kernel call chains before its window opens and read the
+ * whole table (tens of ms of CPU) while it samples. 1, or 0 with errno
+ * (EPERM: addresses hidden).
+ */
+int kallsyms_readable(void);
 
 /* The name of the function containing addr, or NULL (not in the kernel's text). */
 const char *kallsyms_name(const struct kallsyms *k, uint64_t addr);

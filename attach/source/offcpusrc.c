@@ -56,7 +56,7 @@ static int off_open(struct offcap *o, const struct perf_access *a)
 	const struct capture_req *q = o->q;
 	struct perf_cfg cfg;
 	char why[200];
-	int kernel_names = q->kernel && kallsyms_get() != NULL;
+	int kernel_names = q->kernel && kallsyms_readable(); /* names read while sampling */
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.pid = o->pid;

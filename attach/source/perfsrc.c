@@ -589,13 +589,15 @@ static void pcap_window(struct pfam *f, struct capture_report *rep, uint64_t t0)
 }
 
 /*
- * The kernel's names for its call chains, or NULL after one note saying
- * why there are no kernel frames (the addresses hidden from this user).
+ * Whether the kernel's call chains can be named, or 0 after one note
+ * saying why there are no kernel frames (the addresses hidden from this
+ * user). Only a probe: the names are read on first use, while the window
+ * samples (kallsyms.h).
  */
-static const struct kallsyms *pcap_kallsyms(const struct capture_req *q)
+static int pcap_kallsyms(const struct capture_req *q)
 {
 	static int said;
-	const struct kallsyms *k = kallsyms_get();
+	int k = kallsyms_readable();
 
 	if (!k && !said && !q->quiet) {
 		said = 1;
@@ -620,7 +622,7 @@ static int pcap_open(struct pcap *c, const struct perf_access *a, struct capture
 	cfg.pid = c->pid;
 	cfg.scope = a->scope;
 	cfg.exclude_kernel = a->exclude_kernel;
-	cfg.kernel_chain = q->kernel && !a->exclude_kernel && pcap_kallsyms(q) != NULL;
+	cfg.kernel_chain = q->kernel && !a->exclude_kernel && pcap_kallsyms(q);
 	cfg.period_ns = (uint64_t)((double)q->period_ns * PERIOD_STRETCH);
 	cfg.stack_bytes = q->stack_cap > PERF_STACK_MAX ? PERF_STACK_MAX : (uint32_t)q->stack_cap;
 	cfg.ring_bytes = ring_bytes_for(q->period_ns, cfg.stack_bytes);
