@@ -168,7 +168,7 @@ const struct policy policy_cpu = {
  * found it running has no running stack yet (on a loaded machine our
  * stops can come after a short burst for a second): it is held, out of
  * the samples' weight, and given to the first stack found running, or at
- * the end (finish_wall) to a frame that says so.
+ * the end (finish_wall, emit_unplaced) to its last stack.
  */
 static void split_elapsed(struct thread *t, struct snapshot *snap)
 {
@@ -334,7 +334,13 @@ static void tick_wall(struct sampler *sm, struct session *s, const pid_t *tids, 
 	session_sample(s, picked, npick, 0, emit_elapsed, sm);
 }
 
-/* The CPU a thread ran with no stop ever finding it running (split_elapsed), at the end. */
+/*
+ * The CPU a thread ran with no stop ever finding it running
+ * (split_elapsed), at the end: on its last stack, labelled running (a
+ * thread that wakes for microseconds now and then has no other; one that
+ * works in bursts has had a running stop long before the end, unless the
+ * machine kept our stops off it the whole window).
+ */
 static void emit_unplaced(void *ctx, struct thread *t, struct snapshot *snap)
 {
 	struct sampler *sm = ctx;
@@ -343,7 +349,6 @@ static void emit_unplaced(void *ctx, struct thread *t, struct snapshot *snap)
 	snap->count = t->ticks_unplaced;
 	snap->split = 1;
 	snap->split_cpu = t->cpu_unplaced;
-	snap->repeat_running = 1;
 	t->cpu_unplaced = t->ticks_unplaced = 0;
 	sampler_push(sm, snap);
 }

@@ -263,10 +263,7 @@ static void record_split(struct recorder *rec, struct label_src *lab,
 	int queued = !running && snap->state == SNAP_STATE_QUEUED;
 	int64_t v[2] = { snap->count, (int64_t)(running ? c : queued ? q : rest) };
 
-	if (snap->how == SNAP_REPEAT && snap->repeat_running)
-		record_part(rec, lab, labels, snap, RUNNING_KEY(tid), 'R', -1, snap->count, c);
-	else
-		record_whole(rec, lab, hints, labels, snap, v);
+	record_whole(rec, lab, hints, labels, snap, v);
 	if (!running)
 		record_part(rec, lab, labels, snap, RUNNING_KEY(tid), 'R', -1, 0, c);
 	if (!queued)
