@@ -1,0 +1,400 @@
+/*
+ * injectee — the shim's injection without ptrace: a program that loads
+ * libcprof.so itself with dlopen (RTLD_LOCAL, as cprof-attach --inject
+ * does) while 8 threads allocate and free at a high rate, each block
+ * holding a pattern that is checked before its free (the checksum), then
+ * arms and disarms it through cprof_inject_arm / cprof_inject_disarm
+ * (dlsym) many times. Each window's heap, read from its own segment, must
+ * be the blocks allocated since that arm (within a bound), whatever was
+ * allocated before or freed while dormant; every block, from before or
+ * after an arm, is freed through the program's own (restored) free.
+ *
+ *   injectee SHIM heap CYCLES   the cycles above; exit 0 when all held
+ *   injectee SHIM hold          arm, keep 32 MiB in keep_inject, "ready", wait
+ *   injectee SHIM locks         arm the lock family; contend; MUTEX/BLOCK buckets
+ *   injectee SHIM eject         arm, no reader: the shim disarms itself (> 10 s)
+ *   injectee SHIM fork          arm, fork: the child's own segment, its frees fine
+ *
+ * Prints one line per check ("ok ..." / "FAIL ...") and "done" last.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim/segment.h"
+
+#define WORKERS 8
+#define RING 16
+#define RATE 65536
+#define BLOCK 2048
+
+typedef int arm_fn(uint64_t, uint64_t, uint64_t, uint64_t);
+typedef int disarm_fn(void);
+
+static arm_fn *arm;
+static disarm_fn *disarm;
+static void *shim;
+static volatile int stop;
+static volatile uint64_t bad;      /* pattern mismatches: the checksum */
+static volatile uint64_t worker_ops;
+static int failures;
+
+static void say(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s ", ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static void fill(unsigned char *p, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(seed * 131 + i);
+}
+
+static int intact(const unsigned char *p, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != (unsigned char)(seed * 131 + i))
+			return 0;
+	return 1;
+}
+
+/* Allocates and frees small blocks in a ring, checking each before its free. */
+static void *worker(void *arg)
+{
+	unsigned char *ring[RING] = { 0 };
+	size_t size[RING] = { 0 };
+	uint64_t seed[RING] = { 0 }, n = (uintptr_t)arg * 1000003u, ops = 0;
+
+	while (!stop) {
+		unsigned i = (unsigned)(n % RING);
+
+		if (ring[i] != NULL) {
+			if (!intact(ring[i], size[i], seed[i]))
+				__atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+			free(ring[i]);
+		}
+		size[i] = 16 + (n * 7919) % 496;
+		seed[i] = n;
+		ring[i] = (n & 3) == 0 ? calloc(1, size[i]) : malloc(size[i]);
+		if (ring[i] == NULL)
+			abort();
+		fill(ring[i], size[i], seed[i]);
+		n++;
+		ops++;
+	}
+	for (unsigned i = 0; i < RING; i++) {
+		if (ring[i] != NULL && !intact(ring[i], size[i], seed[i]))
+			__atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+		free(ring[i]);
+	}
+	__atomic_fetch_add(&worker_ops, ops, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* This process's segment (the newest one in its maps), or NULL. */
+static struct seg_header *segment(void)
+{
+	char line[512];
+	struct seg_header *h = NULL;
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo;
+
+	if (f == NULL)
+		return NULL;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, "memfd:" SEG_NAME) != NULL && sscanf(line, "%lx-", &lo) == 1)
+			h = (struct seg_header *)lo;
+	fclose(f);
+	if (h != NULL && memcmp(h->magic, SEG_MAGIC, 8) != 0)
+		h = NULL;
+	return h;
+}
+
+/* Estimated live bytes in ALLOC buckets; events in buckets of kind (BLOCK, MUTEX) into *waits. */
+static double live(struct seg_header *h, uint32_t kind, double *waits)
+{
+	struct seg_bucket *b = (struct seg_bucket *)((char *)h + h->bucket_off);
+	uint64_t i, n = __atomic_load_n(&h->bucket_count, __ATOMIC_ACQUIRE);
+	double sum = 0;
+
+	if (waits != NULL)
+		*waits = 0;
+	for (i = 0; i < n && i < h->bucket_cap; i++) {
+		if (b[i].kind == SEG_KIND_ALLOC)
+			sum += b[i].alloc_bytes - b[i].free_bytes;
+		else if (b[i].kind == kind && waits != NULL)
+			*waits += (double)b[i].wait.events;
+	}
+	return sum;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The heap kept after an arm: count blocks of BLOCK bytes, patterned. */
+static __attribute__((noinline)) unsigned char **keep_inject(size_t count)
+{
+	unsigned char **v = calloc(count, sizeof(*v));
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		v[i] = malloc(BLOCK);
+		fill(v[i], BLOCK, i);
+	}
+	return v;
+}
+
+static size_t drop(unsigned char **v, size_t count)
+{
+	size_t i, broken = 0;
+
+	for (i = 0; i < count; i++) {
+		if (!intact(v[i], BLOCK, i))
+			broken++;
+		free(v[i]);
+	}
+	free(v);
+	return broken;
+}
+
+/* Whether the program's GOT slot for malloc (its address, GLOB_DAT in a PIE) is the shim's. */
+static int hooked(void)
+{
+	void *(*volatile m)(size_t) = malloc;
+
+	return (void *)m == dlsym(shim, "malloc");
+}
+
+static int run_heap(int cycles)
+{
+	unsigned char **pre = keep_inject(4096); /* before any arm: freed untouched */
+	int c, rc;
+
+	for (c = 0; c < cycles; c++) {
+		size_t count = (c % 50 == 0) ? (32u << 20) / BLOCK : (2u << 20) / BLOCK;
+		struct seg_header *h;
+		unsigned char **v;
+		double est, truth = (double)count * BLOCK;
+
+		rc = arm(1, RATE, 0, 0);
+		if (rc <= 0) {
+			say(0, "cycle %d: arm returned %d: %s", c, rc,
+			    (char *)dlsym(shim, "cprof_inject_why"));
+			return 1;
+		}
+		if (!hooked())
+			say(0, "cycle %d: armed but malloc's slot is not the shim's", c);
+		v = keep_inject(count);
+		h = segment();
+		if (h == NULL) {
+			say(0, "cycle %d: no segment", c);
+			return 1;
+		}
+		__atomic_store_n(&h->reader_beat_ns, mono_ns(), __ATOMIC_RELEASE);
+		est = live(h, 0, NULL);
+		if (count == (32u << 20) / BLOCK)
+			say(est > truth * 0.85 && est < truth * 1.15,
+			    "cycle %d: heap since arm %.0f bytes, truth %.0f (within 15%%), state %u, allocator %.64s",
+			    c, est, truth, h->inject_state, h->allocator);
+		else if (est < truth * 0.5 || est > truth * 2)
+			say(0, "cycle %d: heap since arm %.0f bytes, truth %.0f (within 2x)", c, est,
+			    truth);
+		rc = disarm();
+		if (rc <= 0 || hooked() || h->inject_state != SEG_INJECT_DORMANT)
+			say(0, "cycle %d: disarm returned %d, hooked %d, state %u", c, rc, hooked(),
+			    h->inject_state);
+		if (drop(v, count) != 0)
+			say(0, "cycle %d: a block kept across the arm was changed", c);
+	}
+	say(drop(pre, 4096) == 0, "blocks from before the first arm intact and freed");
+	say(1, "%d arm/disarm cycles", cycles);
+	return 0;
+}
+
+static int run_hold(void)
+{
+	int rc = arm(1, RATE, 0, 0);
+	unsigned char **v;
+
+	if (rc <= 0) {
+		say(0, "arm returned %d: %s", rc, (char *)dlsym(shim, "cprof_inject_why"));
+		return 1;
+	}
+	v = keep_inject((32u << 20) / BLOCK);
+	printf("ready %d\n", rc);
+	fflush(stdout);
+	while (!access("/proc/self", F_OK) && getppid() != 1)
+		sleep(1);
+	(void)v;
+	return 0;
+}
+
+static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
+static volatile uint64_t counter;
+
+static __attribute__((noinline)) void *contend(void *arg)
+{
+	uint64_t end = mono_ns() + 2000000000u;
+
+	(void)arg;
+	while (mono_ns() < end) {
+		pthread_mutex_lock(&hot);
+		for (volatile int i = 0; i < 2000; i++)
+			counter++;
+		pthread_mutex_unlock(&hot);
+	}
+	return NULL;
+}
+
+static int run_locks(void)
+{
+	pthread_t t[4];
+	struct seg_header *h;
+	double block, mutex;
+	int rc = arm(2, 0, 1000, 1), i;
+
+	if (rc <= 0) {
+		say(0, "arm returned %d: %s", rc, (char *)dlsym(shim, "cprof_inject_why"));
+		return 1;
+	}
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, contend, NULL);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	h = segment();
+	if (h == NULL) {
+		say(0, "no segment");
+		return 1;
+	}
+	live(h, SEG_KIND_BLOCK, &block);
+	live(h, SEG_KIND_MUTEX, &mutex);
+	say(block > 0, "block profile: %.0f sampled waits", block);
+	say(mutex > 0, "mutex profile: %.0f sampled contended releases", mutex);
+	rc = disarm();
+	say(rc > 0, "disarm restored %d slots", rc);
+	return 0;
+}
+
+static int run_eject(void)
+{
+	struct seg_header *h;
+	unsigned char **v;
+	int rc = arm(1, RATE, 0, 0);
+	uint64_t end;
+
+	if (rc <= 0) {
+		say(0, "arm returned %d: %s", rc, (char *)dlsym(shim, "cprof_inject_why"));
+		return 1;
+	}
+	h = segment();
+	end = mono_ns() + 30000000000ull;
+	sleep(11);
+	while (h != NULL && h->inject_state == SEG_INJECT_ARMED && mono_ns() < end)
+		drop(keep_inject(64), 64); /* sampled slow paths: one of them ejects */
+	say(h != NULL && h->inject_state == SEG_INJECT_EJECTED && !hooked(),
+	    "no reader for 10 s: the shim disarmed itself (state %u, hooked %d)",
+	    h ? h->inject_state : 99, hooked());
+	v = keep_inject(1024);
+	say(drop(v, 1024) == 0, "allocations after the eject intact");
+	return 0;
+}
+
+static int run_fork(void)
+{
+	unsigned char **v;
+	int rc = arm(1, RATE, 0, 0), st;
+	pid_t pid;
+
+	if (rc <= 0) {
+		say(0, "arm returned %d: %s", rc, (char *)dlsym(shim, "cprof_inject_why"));
+		return 1;
+	}
+	v = keep_inject(4096);
+	pid = fork();
+	if (pid == 0) {
+		struct seg_header *h = segment();
+		unsigned char **w = keep_inject(8192);
+		int ok = h != NULL && h->pid == (uint32_t)getpid() && hooked() &&
+			 live(h, 0, NULL) > 8192.0 * BLOCK * 0.5;
+
+		ok = ok && drop(w, 8192) == 0 && drop(v, 4096) == 0;
+		_exit(ok ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	say(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "fork while armed: the child has its own segment, samples, frees every block");
+	say(drop(v, 4096) == 0, "the parent's blocks intact");
+	say(disarm() > 0, "parent disarms after the fork");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t[WORKERS];
+	const char *mode = argc > 2 ? argv[2] : "heap";
+	int i, rc = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: injectee SHIM [heap CYCLES|hold|locks|eject|fork]\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < WORKERS; i++)
+		pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
+	usleep(100000);
+	shim = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (shim == NULL) {
+		say(0, "dlopen: %s", dlerror());
+		return 1;
+	}
+	arm = (arm_fn *)dlsym(shim, "cprof_inject_arm");
+	disarm = (disarm_fn *)dlsym(shim, "cprof_inject_disarm");
+	if (arm == NULL || disarm == NULL) {
+		say(0, "no cprof_inject_arm/disarm in %s", argv[1]);
+		return 1;
+	}
+	if (strcmp(mode, "heap") == 0)
+		rc = run_heap(argc > 3 ? atoi(argv[3]) : 200);
+	else if (strcmp(mode, "hold") == 0)
+		rc = run_hold();
+	else if (strcmp(mode, "locks") == 0)
+		rc = run_locks();
+	else if (strcmp(mode, "eject") == 0)
+		rc = run_eject();
+	else if (strcmp(mode, "fork") == 0)
+		rc = run_fork();
+	stop = 1;
+	for (i = 0; i < WORKERS; i++)
+		pthread_join(t[i], NULL);
+	say(bad == 0, "checksum: %llu worker blocks changed, %llu worker operations",
+	    (unsigned long long)bad, (unsigned long long)worker_ops);
+	printf("done\n");
+	return rc != 0 || failures != 0;
+}
