@@ -352,6 +352,23 @@ static int run_fork(void)
 	    "fork while armed: the child has its own segment, samples, frees every block");
 	say(drop(v, 4096) == 0, "the parent's blocks intact");
 	say(disarm() > 0, "parent disarms after the fork");
+	/* Dormant: the child has no segment until it is armed itself. */
+	pid = fork();
+	if (pid == 0) {
+		struct seg_header *h0 = segment(), *h;
+		unsigned char **w;
+		int ok = h0 == NULL && !hooked() && arm(1, RATE, 0, 0) > 0;
+
+		h = segment();
+		w = keep_inject(8192);
+		ok = ok && h != NULL && h->pid == (uint32_t)getpid() &&
+		     live(h, 0, NULL) > 8192.0 * BLOCK * 0.5 && live(h, 0, NULL) < 8192.0 * BLOCK * 2;
+		ok = ok && disarm() > 0 && drop(w, 8192) == 0;
+		_exit(ok ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	say(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "fork while dormant: no segment in the child until its own arm, then a fresh one");
 	return 0;
 }
 
