@@ -9,7 +9,8 @@
 # linked in (each kept as the allocator); the lock family gives block and
 # mutex buckets; a fork while armed and while dormant; a library loaded
 # while armed is patched and restored, one unloaded while armed is left
-# alone; a preloaded shim refuses to arm; the shim disarms itself when
+# alone; a preloaded shim refuses to arm, and so does one whose process
+# may not make a page writable (seccomp); the shim disarms itself when
 # nobody reads it for 10 s; and cprof-attach reads an armed injected shim's
 # segment as it reads a preloaded one's.
 . "$(dirname "$0")/lib.sh"
@@ -42,6 +43,7 @@ injected injectee locks
 injected injectee fork
 injected injectee eject
 injected injectee plugin "$TARGETS/libinjplugin.so"
+injected injectee seccomp
 out=$WORK/injectee-preloaded.out
 LD_PRELOAD=$SHIM timeout 60 "$TARGETS/injectee" "$SHIM" preloaded >"$out" 2>&1
 check "preloaded: exits 0, arm refused" sh -c "[ $? = 0 ] && grep -q '^ok preloaded: arm refused' '$out'"

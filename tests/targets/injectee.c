@@ -16,17 +16,25 @@
  *   injectee SHIM fork          arm, fork: the child's own segment, its frees fine
  *   injectee SHIM plugin LIB    arm, dlopen LIB: its slots patched, then restored
  *   injectee SHIM preloaded     (under LD_PRELOAD=SHIM) arm refused
+ *   injectee SHIM seccomp       mprotect(PROT_WRITE) forbidden: arm refused, nothing patched
  *
  * Prints one line per check ("ok ..." / "FAIL ...") and "done" last.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -430,6 +438,38 @@ static int run_plugin(const char *path)
 	return 0;
 }
 
+/*
+ * A policy that forbids making a page writable (seccomp: mprotect with
+ * PROT_WRITE fails with EPERM): the arm is refused with the reason,
+ * whatever it patched in writable pages is restored, the program runs on.
+ */
+static int run_seccomp(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_WRITE, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	const char *why = dlsym(shim, "cprof_inject_why");
+	int rc;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+		say(0, "seccomp: %s", strerror(errno));
+		return 1;
+	}
+	rc = arm(1, RATE, 0, 0);
+	say(rc == -EPERM && !hooked(), "mprotect forbidden: arm refused (%d: %s), nothing left patched",
+	    rc, why ? why : "?");
+	drop(keep_inject(4096), 4096);
+	say(disarm() == 0, "disarm after a refused arm restores nothing");
+	return 0;
+}
+
 /* Preloaded, the shim refuses to arm: it interposes already. */
 static int run_preloaded(void)
 {
@@ -448,7 +488,7 @@ int main(int argc, char **argv)
 	int i, rc = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: injectee SHIM [heap CYCLES|hold|locks|eject|fork|plugin LIB|preloaded]\n");
+		fprintf(stderr, "usage: injectee SHIM [heap CYCLES|hold|locks|eject|fork|plugin LIB|preloaded|seccomp]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -480,6 +520,8 @@ int main(int argc, char **argv)
 		rc = run_plugin(argv[3]);
 	else if (strcmp(mode, "preloaded") == 0)
 		rc = run_preloaded();
+	else if (strcmp(mode, "seccomp") == 0)
+		rc = run_seccomp();
 	stop = 1;
 	for (i = 0; i < WORKERS; i++)
 		pthread_join(t[i], NULL);
