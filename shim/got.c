@@ -287,6 +287,7 @@ static int got_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 	const ElfW(Dyn) *dyn = NULL;
 	uintptr_t jmprel = 0, rela = 0, symtab = 0, strtab = 0;
 	size_t pltsz = 0, relasz = 0, strsz = 0, ndyn = 0, i;
+	int pltrela = 1;
 
 	(void)size;
 	if (ps->err != 0 || o.ph == NULL || o.phnum == 0 || o.phnum > 256)
@@ -307,6 +308,7 @@ static int got_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 		switch (dyn[i].d_tag) {
 		case DT_JMPREL: jmprel = dyn[i].d_un.d_ptr; break;
 		case DT_PLTRELSZ: pltsz = dyn[i].d_un.d_val; break;
+		case DT_PLTREL: pltrela = dyn[i].d_un.d_val == DT_RELA; break;
 		case DT_RELA: rela = dyn[i].d_un.d_ptr; break;
 		case DT_RELASZ: relasz = dyn[i].d_un.d_val; break;
 		case DT_SYMTAB: symtab = dyn[i].d_un.d_ptr; break;
@@ -321,7 +323,7 @@ static int got_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	pltsz /= sizeof(ElfW(Rela));
 	relasz /= sizeof(ElfW(Rela));
-	if (pltsz > 0 && pltsz <= GOT_MAX_RELOCS &&
+	if (pltrela && pltsz > 0 && pltsz <= GOT_MAX_RELOCS &&
 	    (jmprel = got_addr(&o, jmprel, pltsz * sizeof(ElfW(Rela)))) != 0)
 		got_patch_table(ps, &o, (const ElfW(Rela) *)jmprel, pltsz, (const ElfW(Sym) *)symtab,
 				(const char *)strtab, strsz);

@@ -12,7 +12,7 @@
 # alone; a preloaded shim refuses to arm, and so does one whose process
 # may not make a page writable (seccomp); the shim disarms itself when
 # nobody reads it for 10 s; and cprof-attach reads an armed injected shim's
-# segment as it reads a preloaded one's.
+# segment as it reads a preloaded one's (heap, mutex, block).
 . "$(dirname "$0")/lib.sh"
 
 SHIM=$B/libcprof.so
@@ -56,4 +56,9 @@ check "heap capture of the injected shim exits 0" [ $? = 0 ]
 "$PBDUMP" "$WORK/heap.pb.gz" >"$WORK/heap.txt"
 got=$(awk '/^sample / { split($2, v, ","); s = $0; sub(/.* stack /, "", s); if (s ~ /keep_inject/) t += v[4] } END { print t + 0 }' "$WORK/heap.txt")
 check "keep_inject in use: $got bytes, truth 33554432 (within 15%)" near "$got" 33554432 5033164
+for type in mutex block; do
+	"$ATTACH" -p "$tp" -t $type -d 1s -o "$WORK/$type.pb.gz" -q
+	check "$type capture of the injected shim exits 0" [ $? = 0 ]
+	check "$type profile: contend_forever's stacks" sh -c "'$PBDUMP' '$WORK/$type.pb.gz' | grep '^sample ' | grep -q contend_forever"
+done
 finish

@@ -10,7 +10,7 @@
  * after an arm, is freed through the program's own (restored) free.
  *
  *   injectee SHIM heap CYCLES   the cycles above; exit 0 when all held
- *   injectee SHIM hold          arm, keep 32 MiB in keep_inject, "ready", wait
+ *   injectee SHIM hold          arm both families, keep 32 MiB in keep_inject, contend, "ready", wait
  *   injectee SHIM locks         arm the lock family; contend; MUTEX/BLOCK buckets
  *   injectee SHIM eject         arm, no reader: the shim disarms itself (> 10 s)
  *   injectee SHIM fork          arm, fork: the child's own segment, its frees fine
@@ -256,15 +256,35 @@ static int run_heap(int cycles)
 	return 0;
 }
 
+static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
+static volatile uint64_t counter;
+
+/* Holds the hot mutex for a while, over and over: contended releases and waits. */
+static __attribute__((noinline)) void *contend_forever(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&hot);
+		for (volatile int i = 0; i < 20000; i++)
+			counter++;
+		pthread_mutex_unlock(&hot);
+	}
+	return NULL;
+}
+
+/* Both families armed (the target's block and mutex settings), then held for cprof-attach. */
 static int run_hold(void)
 {
-	int rc = arm(1, RATE, 0, 0);
+	int rc = arm(3, RATE, UINT64_MAX, UINT64_MAX), i;
 	unsigned char **v;
+	pthread_t t;
 
 	if (rc <= 0) {
 		say(0, "arm returned %d: %s", rc, (char *)dlsym(shim, "cprof_inject_why"));
 		return 1;
 	}
+	for (i = 0; i < 2; i++)
+		pthread_create(&t, NULL, contend_forever, NULL);
 	v = keep_inject((32u << 20) / BLOCK);
 	printf("ready %d\n", rc);
 	fflush(stdout);
@@ -273,9 +293,6 @@ static int run_hold(void)
 	(void)v;
 	return 0;
 }
-
-static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
-static volatile uint64_t counter;
 
 static __attribute__((noinline)) void *contend(void *arg)
 {
