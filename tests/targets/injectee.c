@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <malloc.h>
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -222,6 +223,13 @@ static int run_heap(int cycles)
 		}
 		if (!hooked())
 			say(0, "cycle %d: armed but malloc's slot is not the shim's", c);
+		if (c == 0) {
+			/* Never called before: its lazy slot held the PLT stub at the arm. */
+			void *p = pvalloc(100);
+
+			say(p != NULL && ((uintptr_t)p & 4095) == 0, "a lazily bound slot patched: pvalloc");
+			free(p);
+		}
 		v = keep_inject(count);
 		h = segment();
 		if (h == NULL) {
@@ -250,6 +258,13 @@ static int run_heap(int cycles)
 			    h->inject_state);
 		if (drop(v, count) != 0)
 			say(0, "cycle %d: a block kept across the arm was changed", c);
+		if (c == 0) {
+			/* Its stub restored: the next call binds it as the loader does. */
+			void *p = pvalloc(100);
+
+			say(p != NULL && ((uintptr_t)p & 4095) == 0, "the same slot restored, then bound");
+			free(p);
+		}
 	}
 	say(drop(pre, 4096) == 0, "blocks from before the first arm intact and freed");
 	say(1, "%d arm/disarm cycles", cycles);
