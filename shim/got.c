@@ -6,9 +6,10 @@
  * segments and taken as relocated (glibc adjusts a writable dynamic
  * section in place) or, failing that, as relative to the load base. A
  * slot's page protection is the one /proc/self/maps gave at the start of
- * the pass (read with open/read, no stdio): a page the loader has not yet
- * made read-only (an object still being loaded by another thread) is
- * never left read-only by us. The pass costs one read of the maps file
+ * the pass (read with open/read, no stdio); an object whose RELRO pages
+ * are still writable there is being loaded by another thread and is
+ * skipped (got_loading). Every store happens inside dl_iterate_phdr's
+ * callback, under its lock, so no dlclose can unmap the slot meanwhile. The pass costs one read of the maps file
  * and a walk of every object's relocations, no allocation.
  */
 #include "shim/got.h"
@@ -280,6 +281,35 @@ static int got_holds(const struct got_obj *o, const void *a)
 	return got_in(o, (uintptr_t)a, 1, NULL);
 }
 
+/*
+ * Whether o is still being loaded by another thread: its RELRO pages
+ * (those the loader makes read-only once relocation is over: from the
+ * page of PT_GNU_RELRO's start to the page of its end, exclusive) are
+ * still writable in the maps read at the start of the pass. Such an
+ * object is left alone: a store into it could be overwritten by its
+ * relocation or, worse, fault once the loader has made the page
+ * read-only; its dlopen returns through the hook, which patches it then.
+ */
+static int got_loading(const struct got_obj *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->phnum; i++) {
+		uintptr_t lo, hi;
+		int prot;
+
+		if (o->ph[i].p_type != PT_GNU_RELRO)
+			continue;
+		lo = (o->base + o->ph[i].p_vaddr) & ~(uintptr_t)(SHIM_PAGE - 1);
+		hi = (o->base + o->ph[i].p_vaddr + o->ph[i].p_memsz) & ~(uintptr_t)(SHIM_PAGE - 1);
+		if (lo >= hi)
+			return 0; /* less than a page: the loader protects nothing */
+		prot = got_page_prot(lo);
+		return prot < 0 || (prot & PROT_WRITE) != 0;
+	}
+	return 0;
+}
+
 static int got_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct got_pass *ps = arg;
@@ -303,6 +333,8 @@ static int got_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 	}
 	if (dyn == NULL || ndyn > GOT_MAX_DYN || !got_in(&o, (uintptr_t)dyn, ndyn * sizeof(*dyn), NULL))
+		return 0;
+	if (got_loading(&o))
 		return 0;
 	for (i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
 		switch (dyn[i].d_tag) {
@@ -347,23 +379,26 @@ int got_patch(const struct got_hook *hooks, size_t n, const void *self)
 	return ps.err != 0 ? ps.err : ps.patched;
 }
 
-/* The slots a restore may touch: those inside a loaded object's segments. */
-struct got_live {
-	uintptr_t slot;
-	int found;
+/* One saved slot to restore: done inside dl_iterate_phdr, so that no dlclose unmaps it meanwhile. */
+struct got_put {
+	const struct got_entry *e;
+	int done;
 };
 
-static int got_find_object(struct dl_phdr_info *info, size_t size, void *arg)
+static int got_restore_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct got_live *l = arg;
+	struct got_put *put = arg;
 	struct got_obj o = { info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum };
+	const struct got_entry *e = put->e;
 
 	(void)size;
-	if (o.ph != NULL && o.phnum <= 256 && got_in(&o, l->slot, sizeof(uintptr_t), NULL)) {
-		l->found = 1;
-		return 1;
-	}
-	return 0;
+	if (o.ph == NULL || o.phnum > 256 || !got_in(&o, e->slot, sizeof(uintptr_t), NULL))
+		return 0;
+	/* A slot that holds another value now (rebound, or reused) is not ours to change. */
+	if (__atomic_load_n((uintptr_t *)e->slot, __ATOMIC_ACQUIRE) == e->hook &&
+	    got_store(e->slot, e->orig) == 0)
+		put->done = 1;
+	return 1;
 }
 
 int got_restore(void)
@@ -374,17 +409,13 @@ int got_restore(void)
 	if (got_table == NULL || got_count == 0)
 		return 0;
 	if (got_read_maps() != 0)
-		got_nranges = 0; /* nothing can be stored: every slot stays as it is */
+		got_nranges = 0; /* no page is known: got_store refuses every slot */
 	for (i = got_count; i-- > 0;) {
-		struct got_entry *e = &got_table[i];
-		struct got_live l = { e->slot, 0 };
+		struct got_put put = { &got_table[i], 0 };
 
-		/* A slot whose object was unloaded, or that holds another value now, is not ours. */
-		dl_iterate_phdr(got_find_object, &l);
-		if (!l.found || __atomic_load_n((uintptr_t *)e->slot, __ATOMIC_ACQUIRE) != e->hook)
-			continue;
-		if (got_store(e->slot, e->orig) == 0)
-			restored++;
+		/* A slot whose object was unloaded is in no object: left alone. */
+		dl_iterate_phdr(got_restore_cb, &put);
+		restored += put.done;
 	}
 	got_count = 0;
 	return restored;

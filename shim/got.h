@@ -23,6 +23,10 @@
  *    loaded object and still hold their hook: an object unloaded since
  *    (dlclose) is left alone, and a slot reused by a newer object is
  *    restored from the newer entry;
+ *  - an object still being loaded by another thread (its RELRO pages not
+ *    yet read-only) is not patched by this pass: its dlopen, returning
+ *    through the hook, patches it; every slot is written inside
+ *    dl_iterate_phdr's callback, so no dlclose unmaps it meanwhile;
  *  - no allocation, no stdio; the only lock taken is dl_iterate_phdr's.
  *    Callers serialise got_patch and got_restore.
  */

@@ -225,9 +225,9 @@ static int run_heap(int cycles)
 			say(0, "cycle %d: armed but malloc's slot is not the shim's", c);
 		if (c == 0) {
 			/* Never called before: its lazy slot held the PLT stub at the arm. */
-			void *p = pvalloc(100);
+			void *p = valloc(100);
 
-			say(p != NULL && ((uintptr_t)p & 4095) == 0, "a lazily bound slot patched: pvalloc");
+			say(p != NULL && ((uintptr_t)p & 4095) == 0, "a lazily bound slot patched: valloc");
 			free(p);
 		}
 		v = keep_inject(count);
@@ -260,7 +260,7 @@ static int run_heap(int cycles)
 			say(0, "cycle %d: a block kept across the arm was changed", c);
 		if (c == 0) {
 			/* Its stub restored: the next call binds it as the loader does. */
-			void *p = pvalloc(100);
+			void *p = valloc(100);
 
 			say(p != NULL && ((uintptr_t)p & 4095) == 0, "the same slot restored, then bound");
 			free(p);
@@ -303,8 +303,18 @@ static int run_hold(void)
 	v = keep_inject((32u << 20) / BLOCK);
 	printf("ready %d\n", rc);
 	fflush(stdout);
-	for (;;) /* until killed: the test reads the segment meanwhile */
-		pause();
+	/*
+	 * Until killed: the test reads the segment meanwhile. The beat stands
+	 * in for the reader's (a cprof-attach without --inject does not
+	 * beat), so that the shim does not eject itself between captures.
+	 */
+	for (;;) {
+		struct seg_header *h = segment();
+
+		if (h != NULL)
+			__atomic_store_n(&h->reader_beat_ns, mono_ns(), __ATOMIC_RELEASE);
+		sleep(1);
+	}
 	(void)v;
 	return 0;
 }
