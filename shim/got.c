@@ -310,6 +310,24 @@ static int got_loading(const struct got_obj *o)
 	return 0;
 }
 
+/*
+ * Whether the object at base with dynamic section dyn is in the base
+ * namespace (_r_debug's list; read under dl_iterate_phdr's lock, which
+ * every change of the list takes). An object of another namespace
+ * (dlmopen) has its own libc: pointing it at the shim, whose next
+ * functions are the base namespace's, would mix two heaps.
+ */
+static int got_base_ns(uintptr_t base, const void *dyn)
+{
+	const struct link_map *l;
+	unsigned n = 0;
+
+	for (l = _r_debug.r_map; l != NULL && n < 65536; l = l->l_next, n++)
+		if (l->l_addr == base && (const void *)l->l_ld == dyn)
+			return 1;
+	return 0;
+}
+
 static int got_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct got_pass *ps = arg;
@@ -334,7 +352,7 @@ static int got_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (dyn == NULL || ndyn > GOT_MAX_DYN || !got_in(&o, (uintptr_t)dyn, ndyn * sizeof(*dyn), NULL))
 		return 0;
-	if (got_loading(&o))
+	if (got_loading(&o) || !got_base_ns(o.base, dyn))
 		return 0;
 	for (i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
 		switch (dyn[i].d_tag) {

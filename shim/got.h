@@ -23,6 +23,8 @@
  *    loaded object and still hold their hook: an object unloaded since
  *    (dlclose) is left alone, and a slot reused by a newer object is
  *    restored from the newer entry;
+ *  - only objects of the base namespace are patched (another namespace,
+ *    made by dlmopen, has its own libc and heap);
  *  - an object still being loaded by another thread (its RELRO pages not
  *    yet read-only) is not patched by this pass: its dlopen, returning
  *    through the hook, patches it; every slot is written inside

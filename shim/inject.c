@@ -258,12 +258,11 @@ int cprof_inject_arm(uint64_t flags, uint64_t sample_rate, uint64_t block_rate,
 {
 	int rc, was;
 
-	errno = 0;
-
 	if (!inject_try_lock()) {
 		inject_why("another arm or disarm is under way");
 		return inject_return(-EBUSY);
 	}
+	errno = 0;
 	flags &= CPROF_INJECT_HEAP | CPROF_INJECT_LOCKS;
 	if (!shim_late) {
 		inject_why("libcprof.so is preloaded: it interposes already");

@@ -49,7 +49,11 @@ LD_PRELOAD=$SHIM timeout 60 "$TARGETS/injectee" "$SHIM" preloaded >"$out" 2>&1
 check "preloaded: exits 0, arm refused" sh -c "[ $? = 0 ] && grep -q '^ok preloaded: arm refused' '$out'"
 
 # cprof-attach reads the armed injected shim's segment, found by the maps.
+# The hold target arms with (uint64_t)-1 for the block rate and mutex
+# fraction: the target's own settings, these.
+TARGET_ENV=(CPROF_BLOCK_RATE=10us CPROF_MUTEX_FRACTION=2)
 start_target injectee "$SHIM" hold
+TARGET_ENV=()
 tp=$TPID
 "$ATTACH" -p "$tp" -t heap -o "$WORK/heap.pb.gz" -q
 check "heap capture of the injected shim exits 0" [ $? = 0 ]

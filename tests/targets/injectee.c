@@ -274,13 +274,13 @@ static int run_heap(int cycles)
 static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
 static volatile uint64_t counter;
 
-/* Holds the hot mutex for a while, over and over: contended releases and waits. */
+/* Takes the hot mutex over and over, as run_locks's threads do: contended releases and waits. */
 static __attribute__((noinline)) void *contend_forever(void *arg)
 {
 	(void)arg;
 	for (;;) {
 		pthread_mutex_lock(&hot);
-		for (volatile int i = 0; i < 20000; i++)
+		for (volatile int i = 0; i < 2000; i++)
 			counter++;
 		pthread_mutex_unlock(&hot);
 	}
@@ -298,7 +298,7 @@ static int run_hold(void)
 		say(0, "arm returned %d: %s", rc, (char *)dlsym(shim, "cprof_inject_why"));
 		return 1;
 	}
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 4; i++)
 		pthread_create(&t, NULL, contend_forever, NULL);
 	v = keep_inject((32u << 20) / BLOCK);
 	printf("ready %d\n", rc);
