@@ -5,7 +5,7 @@
 # the first window's heap (32 MiB kept in 2 KiB blocks) within 15% at a
 # 64 KiB rate, every 50th within 25%, the others' 4 MiB within 0.4x to
 # 2.5x (a re-arm forgets what came before), blocks from before and after each arm freed through the restored slots,
-# the threads' checksums intact; the same with jemalloc and tcmalloc
+# the threads' checksums intact; the same with jemalloc, tcmalloc and mimalloc
 # linked in (each kept as the allocator); the lock family gives block and
 # mutex buckets; a fork while armed and while dormant; a library loaded
 # while armed is patched and restored, one unloaded while armed is left
@@ -31,7 +31,7 @@ injected() {
 
 injected injectee heap 200
 check "injectee: window checks made (one at 15%, three at 25%)" [ "$(grep -c '^ok cycle .*within \(15\|25\)%' "$WORK/injectee-heap.out")" = 4 ]
-for a in jemalloc tcmalloc; do
+for a in jemalloc tcmalloc mimalloc; do
 	if [ -x "$TARGETS/injectee-$a" ]; then
 		injected "injectee-$a" heap 200
 		check "injectee-$a: the allocator is $a's" grep -q "allocator lib$a" "$WORK/injectee-$a-heap.out"
