@@ -4,8 +4,9 @@
 # arms and disarms it by GOT slot rewriting. 200 arm/disarm cycles with
 # the first window's heap (32 MiB kept in 2 KiB blocks) within 15% at a
 # 64 KiB rate, every 50th within 25%, the others' 4 MiB within 0.4x to
-# 2.5x (a re-arm forgets what came before), blocks from before and after each arm freed through the restored slots,
-# the threads' checksums intact; the same with jemalloc, tcmalloc and mimalloc
+# 2.5x (a re-arm forgets what came before), blocks from before and
+# after each arm freed through the restored slots, the threads' checksums
+# intact; the same with jemalloc, tcmalloc and mimalloc
 # linked in (each kept as the allocator); the lock family gives block and
 # mutex buckets; a fork while armed and while dormant; a library loaded
 # while armed is patched and restored, one unloaded while armed is left
@@ -60,9 +61,13 @@ check "heap capture of the injected shim exits 0" [ $? = 0 ]
 "$PBDUMP" "$WORK/heap.pb.gz" >"$WORK/heap.txt"
 got=$(awk '/^sample / { split($2, v, ","); s = $0; sub(/.* stack /, "", s); if (s ~ /keep_inject/) t += v[4] } END { print t + 0 }' "$WORK/heap.txt")
 check "keep_inject in use: $got bytes, truth 33554432 (within 15%)" near "$got" 33554432 5033164
-for type in mutex block; do
+# mutex: contended releases in contend_forever; block: wait_forever's
+# semaphore waits (1 ms each, every one ending: a mutex waiter may stay in
+# one wait for seconds, and a wait counts when it ends).
+for spec in mutex:contend_forever block:wait_forever; do
+	type=${spec%:*} f=${spec#*:}
 	"$ATTACH" -p "$tp" -t $type -d 1s -o "$WORK/$type.pb.gz" -q
 	check "$type capture of the injected shim exits 0" [ $? = 0 ]
-	check "$type profile: contend_forever's stacks" sh -c "'$PBDUMP' '$WORK/$type.pb.gz' | grep '^sample ' | grep -q contend_forever"
+	check "$type profile: $f's stacks" sh -c "'$PBDUMP' '$WORK/$type.pb.gz' | grep '^sample ' | grep -q $f"
 done
 finish

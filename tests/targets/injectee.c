@@ -10,7 +10,8 @@
  * after an arm, is freed through the program's own (restored) free.
  *
  *   injectee SHIM heap CYCLES   the cycles above; exit 0 when all held
- *   injectee SHIM hold          arm both families, keep 32 MiB in keep_inject, contend, "ready", wait
+ *   injectee SHIM hold          arm both families, keep 32 MiB in keep_inject, contend on a
+ *                               mutex, wait on a semaphore; "ready"; wait to be killed
  *   injectee SHIM locks         arm the lock family; contend; MUTEX/BLOCK buckets
  *   injectee SHIM eject         arm, no reader: the shim disarms itself (> 10 s)
  *   injectee SHIM fork          arm, fork: the child's own segment, its frees fine
@@ -29,6 +30,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +208,7 @@ static int hooked(void)
 static int run_heap(int cycles)
 {
 	unsigned char **pre = keep_inject(4096); /* before any arm: freed untouched */
+	uint64_t t0, arm_ns = 0;
 	int c, rc;
 
 	for (c = 0; c < cycles; c++) {
@@ -215,7 +218,10 @@ static int run_heap(int cycles)
 		unsigned char **v;
 		double est, truth = (double)count * BLOCK;
 
+		t0 = mono_ns();
 		rc = arm(1, RATE, 0, 0);
+		if (c == 0)
+			arm_ns = mono_ns() - t0;
 		if (rc <= 0) {
 			say(0, "cycle %d: arm returned %d: %s", c, rc,
 			    (char *)dlsym(shim, "cprof_inject_why"));
@@ -252,7 +258,11 @@ static int run_heap(int cycles)
 		else if (est < truth * 0.4 || est > truth * 2.5)
 			say(0, "cycle %d: heap since arm %.0f bytes, truth %.0f (0.4x to 2.5x)", c, est,
 			    truth);
+		t0 = mono_ns();
 		rc = disarm();
+		if (c == 0)
+			say(1, "first arm took %.0f us (resolving, the segment, the slots), its disarm %.0f us (%d slots)",
+			    arm_ns / 1e3, (mono_ns() - t0) / 1e3, rc);
 		if (rc <= 0 || hooked() || h->inject_state != SEG_INJECT_DORMANT)
 			say(0, "cycle %d: disarm returned %d, hooked %d, state %u", c, rc, hooked(),
 			    h->inject_state);
@@ -287,6 +297,27 @@ static __attribute__((noinline)) void *contend_forever(void *arg)
 	return NULL;
 }
 
+static sem_t tick;
+
+/* Waits for a tick, over and over: a wait of about 1 ms that always ends (the block profile). */
+static __attribute__((noinline)) void *wait_forever(void *arg)
+{
+	(void)arg;
+	for (;;)
+		sem_wait(&tick);
+	return NULL;
+}
+
+static void *tick_forever(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		usleep(1000);
+		sem_post(&tick);
+	}
+	return NULL;
+}
+
 /* Both families armed (the target's block and mutex settings), then held for cprof-attach. */
 static int run_hold(void)
 {
@@ -300,6 +331,9 @@ static int run_hold(void)
 	}
 	for (i = 0; i < 4; i++)
 		pthread_create(&t, NULL, contend_forever, NULL);
+	sem_init(&tick, 0, 0);
+	pthread_create(&t, NULL, wait_forever, NULL);
+	pthread_create(&t, NULL, tick_forever, NULL);
 	v = keep_inject((32u << 20) / BLOCK);
 	printf("ready %d\n", rc);
 	fflush(stdout);
