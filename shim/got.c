@@ -101,7 +101,7 @@ static int got_read_maps(void)
 	char buf[4096];
 	size_t have = 0, i, start;
 	ssize_t n;
-	int fd;
+	int fd, skip = 0; /* skip: inside a line too long for buf, whose head was taken */
 
 	if (got_ranges == NULL &&
 	    (got_ranges = got_map(GOT_MAX_RANGES * sizeof(struct got_range))) == NULL)
@@ -120,12 +120,19 @@ static int got_read_maps(void)
 		start = 0;
 		for (i = 0; i < have; i++) {
 			if (buf[i] == '\n') {
-				got_range_line(buf + start, buf + i);
+				if (!skip)
+					got_range_line(buf + start, buf + i);
+				skip = 0;
 				start = i + 1;
 			}
 		}
-		if (start == 0 && have == sizeof(buf))
-			start = have; /* a line longer than the buffer: its head was all we need, drop it */
+		if (start == 0 && have == sizeof(buf)) {
+			/* A line longer than the buffer (a long path): its head is all we need. */
+			if (!skip)
+				got_range_line(buf, buf + have);
+			skip = 1;
+			start = have;
+		}
 		memmove(buf, buf + start, have - start);
 		have -= start;
 	}
