@@ -11,7 +11,11 @@
  * turns the shim into a pass-through: the program is never affected.
  * An activation from a lock function (shim_activate_quiet) makes all but
  * the unwinder's choice, which needs dlsym, and leaves that to the next
- * sampled allocation. Settings are read with secure_getenv: a setuid or
+ * sampled allocation. A shim dlopen'd into a running process (loaded
+ * after libc: shim_late, shim/inject.h) stops after the settings and the
+ * fork handlers: nothing is activated until cprof_inject_arm, and a
+ * dormant one's fork child drops the parent's segment instead of copying
+ * it. Settings are read with secure_getenv: a setuid or
  * file-capability program (AT_SECURE) takes none of them from whoever ran
  * it, and keeps the defaults. Cost: in the constructor four secure_getenv calls and
  * pthread_atfork (bench/startup
