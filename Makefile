@@ -92,7 +92,7 @@ endif
 # heapload linked against other allocators, and a plugin that brings
 # jemalloc, where their Debian -dev packages are installed (scripts/install-deps).
 ALLOCATORS := $(foreach a,jemalloc tcmalloc mimalloc,$(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(a).so),$(a)))
-TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/injectee-%)
+TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/injectee-%) $(B)/tests/targets/injectee-nopie
 TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/heapload-%) \
 	$(if $(filter jemalloc,$(ALLOCATORS)),$(B)/tests/targets/libheapplugin.so $(B)/tests/targets/mallocext-jemalloc \
 		$(B)/tests/targets/heapload-static-jemalloc)
@@ -209,6 +209,11 @@ $(B)/tests/targets/heapload-%: tests/targets/heapload.c
 $(B)/tests/targets/injectee: tests/targets/injectee.c shim/segment.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -I. -o $@ $< -ldl
+
+# Non-PIE, and taking malloc's address: the arm must refuse, not call itself.
+$(B)/tests/targets/injectee-nopie: tests/targets/injectee.c shim/segment.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -I. -no-pie -fno-pie -o $@ $< -ldl
 
 $(B)/tests/targets/injectee-%: tests/targets/injectee.c shim/segment.h
 	@mkdir -p $(dir $@)

@@ -153,6 +153,24 @@ int inject_loaded_late(void)
 }
 
 /*
+ * The real dlopen (or dlmopen): the program's first definition, unless
+ * that is in the main program, where it can only be a non-PIE program's
+ * canonical PLT entry jumping through the slot the shim patches (the
+ * shim would call itself): then the next one after the shim, libc's.
+ */
+static void *inject_lookup(const char *name)
+{
+	struct link_map *lm = NULL;
+	Dl_info info;
+	void *f = dlsym(RTLD_DEFAULT, name);
+
+	if (f != NULL && dladdr1(f, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm != NULL &&
+	    (lm->l_name == NULL || lm->l_name[0] == '\0'))
+		f = dlsym(RTLD_NEXT, name);
+	return f;
+}
+
+/*
  * Everything the hooks call, resolved before any slot points at them:
  * the real allocator and lock functions, the real dlopen, the shim's own
  * hook functions. 0, or -errno with the reason set.
@@ -174,8 +192,8 @@ static int inject_resolve(void)
 	shim_tls.busy++;
 	(void)next_resolve();
 	locknext_resolve_all();
-	inject_real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_DEFAULT, "dlopen");
-	inject_real_dlmopen = (void *(*)(Lmid_t, const char *, int))dlsym(RTLD_DEFAULT, "dlmopen");
+	inject_real_dlopen = (void *(*)(const char *, int))inject_lookup("dlopen");
+	inject_real_dlmopen = (void *(*)(Lmid_t, const char *, int))inject_lookup("dlmopen");
 	h = NULL;
 	if (dladdr((const void *)cprof_inject_arm, &self) != 0 && self.dli_fname != NULL)
 		h = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD);

@@ -1,6 +1,7 @@
 /*
  * next.c — finding the program's real allocator behind the shim (see
- * next.h): dlsym(RTLD_NEXT) for each function, dladdr to check that they
+ * next.h): dlsym(RTLD_NEXT) for each function (RTLD_DEFAULT when the
+ * shim was dlopen'd: next_injected), dladdr to check that they
  * all come from the object that defines malloc, emulations for the few
  * that allocator may lack, and the bootstrap arena that serves the
  * allocations made while dlsym runs. Cost: once per process, on the first
@@ -322,10 +323,9 @@ static void next_lookup(void)
 	const size_t n = sizeof(s) / sizeof(s[0]);
 	const char *mname = "?", *oname = "?";
 	void *m, *base, *def, *self;
+	void *handle = next_injected ? RTLD_DEFAULT : RTLD_NEXT;
 	size_t i;
 	int kind;
-
-	void *handle = next_injected ? RTLD_DEFAULT : RTLD_NEXT;
 
 	m = dlsym(handle, "malloc");
 	base = next_base(m, &mname);

@@ -10,8 +10,9 @@
 # in (each kept as the allocator); the lock family gives block and
 # mutex buckets; a fork while armed and while dormant; a library loaded
 # while armed is patched and restored, one unloaded while armed is left
-# alone; a preloaded shim refuses to arm, and so does one whose process
-# may not make a page writable (seccomp); the shim disarms itself when
+# alone; a preloaded shim refuses to arm, and so do one whose process
+# may not make a page writable (seccomp) and one in a non-PIE program
+# that takes malloc's address; the shim disarms itself when
 # nobody reads it for 10 s; and cprof-attach reads an armed injected shim's
 # segment as it reads a preloaded one's (heap, mutex, block).
 . "$(dirname "$0")/lib.sh"
@@ -45,6 +46,10 @@ injected injectee fork
 injected injectee eject
 injected injectee plugin "$TARGETS/libinjplugin.so"
 injected injectee seccomp
+out=$WORK/injectee-nopie.out
+timeout 60 "$TARGETS/injectee-nopie" "$SHIM" heap 1 >"$out" 2>&1
+check "non-PIE taking malloc's address: arm refused with the reason" grep -q "arm returned -95: allocator not supported: malloc's address in the program is its PLT entry" "$out"
+check "non-PIE: the program runs on, checksum intact" grep -q '^ok checksum: 0 ' "$out"
 out=$WORK/injectee-preloaded.out
 LD_PRELOAD=$SHIM timeout 60 "$TARGETS/injectee" "$SHIM" preloaded >"$out" 2>&1
 check "preloaded: exits 0, arm refused" sh -c "[ $? = 0 ] && grep -q '^ok preloaded: arm refused' '$out'"
