@@ -11,7 +11,11 @@
  * turns the shim into a pass-through: the program is never affected.
  * An activation from a lock function (shim_activate_quiet) makes all but
  * the unwinder's choice, which needs dlsym, and leaves that to the next
- * sampled allocation. Settings are read with secure_getenv: a setuid or
+ * sampled allocation. A shim dlopen'd into a running process (loaded
+ * after libc: shim_late, shim/inject.h) stops after the settings and the
+ * fork handlers: nothing is activated until cprof_inject_arm, and a
+ * dormant one's fork child drops the parent's segment instead of copying
+ * it. Settings are read with secure_getenv: a setuid or
  * file-capability program (AT_SECURE) takes none of them from whoever ran
  * it, and keeps the defaults. Cost: in the constructor four secure_getenv calls and
  * pthread_atfork (bench/startup
@@ -30,6 +34,7 @@
 
 #include "shim/blocks.h"
 #include "shim/contend.h"
+#include "shim/inject.h"
 #include "shim/labels.h"
 #include "shim/lockprof.h"
 #include "shim/next.h"
@@ -128,6 +133,19 @@ static void shim_fork_child(void)
 		__atomic_store_n(&shim_active, 3, __ATOMIC_RELEASE);
 		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
 	}
+	if (shim_late && !__atomic_load_n(&inject_armed, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 2) {
+		/*
+		 * A dormant injected shim: the parent's segment is not the
+		 * child's, and the child needs one only when armed; the next
+		 * arm activates afresh (no copy of buckets at every fork of a
+		 * pre-forking server that was profiled once).
+		 */
+		labels_fini();
+		blocks_fini();
+		table_drop_child();
+		__atomic_store_n(&shim_active, 0, __ATOMIC_RELEASE);
+	}
 	if (__atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 2 && table_restart() != 0) {
 		table_fini();
 		blocks_fini();
@@ -135,6 +153,7 @@ static void shim_fork_child(void)
 		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
 	}
 	labels_fork_child(); /* after table_restart: the child's own segment */
+	inject_fork_child();
 	waiters_fork_child(); /* the parent's waiters are not in the child */
 	shim_tls.seeded = 0;
 	shim_tls.left = 0;
@@ -344,6 +363,11 @@ void shim_init(void)
 	 * binds ahead of ours (one compare:
 	 * the GOT's malloc against our own), as no sample would ever come.
 	 */
+	if ((void *)malloc != (void *)shim_own_malloc && inject_loaded_late()) {
+		/* dlopen'd (cprof-attach --inject): nothing until cprof_inject_arm (inject.h). */
+		__atomic_store_n(&shim_late, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	if (shim_info.nsettings > 0 || shim_rate == 0 || (void *)malloc != (void *)shim_own_malloc)
 		(void)shim_activate();
 }

@@ -15,19 +15,41 @@
 #include "shim/locknext.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* dlsym(RTLD_NEXT, name) with the recursion guard raised (dlsym may allocate). */
+int locknext_injected;
+
+/* Whether f lies in the main program (its link map has the empty name). */
+static int locknext_in_main(void *f)
+{
+	struct link_map *lm = NULL;
+	Dl_info info;
+
+	return dladdr1(f, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm != NULL &&
+	       (lm->l_name == NULL || lm->l_name[0] == '\0');
+}
+
+/*
+ * dlsym(RTLD_NEXT, name) with the recursion guard raised (dlsym may
+ * allocate). Injected (dlopen'd), dlsym(RTLD_DEFAULT, name): the
+ * program's first definition; but one in the main program is taken to be
+ * a non-PIE program's canonical PLT entry (its address taken), which
+ * jumps through the very slot the shim patches, so the next definition
+ * after the shim (libc's) is taken instead.
+ */
 static void *locknext_find(const char *name)
 {
 	void *f;
 
 	shim_tls.busy++;
-	f = dlsym(RTLD_NEXT, name);
+	f = dlsym(locknext_injected ? RTLD_DEFAULT : RTLD_NEXT, name);
+	if (locknext_injected && f != NULL && locknext_in_main(f))
+		f = dlsym(RTLD_NEXT, name);
 	shim_tls.busy--;
 	return f;
 }
