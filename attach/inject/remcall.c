@@ -438,6 +438,10 @@ int remcall_call(pid_t pid, pid_t tid, const struct remcall_req *req, struct rem
 		why_set(res, "thread %d's registers cannot be read: %s", (int)tid, strerror(errno));
 		goto out;
 	}
+	if (req->vet && req->vet(req->vet_ctx, pid, tid, &sv.regs, res->why, sizeof(res->why)) < 0) {
+		rc = REMCALL_VETOED;
+		goto out;
+	}
 	len = frame_build(&sv, req, buf, XSTATE_CAP + REMCALL_BLOB_MAX + 4096, &frame, &blob_at);
 	if (!len) {
 		why_set(res, "thread %d: the frame does not fit", (int)tid);

@@ -48,7 +48,18 @@ enum {
 	REMCALL_UNTOUCHED = -1, /* failed before the thread was changed; it is detached */
 	REMCALL_TIMEOUT = -2,   /* the deadline came: detached, it finishes the call by itself */
 	REMCALL_GONE = -3,      /* the thread or the process went away */
+	REMCALL_VETOED = -4,    /* req->vet refused the thread as stopped; it is detached untouched */
 };
+
+struct user_regs_struct;
+
+/*
+ * Asked with the stopped thread's registers before anything changes:
+ * 0 to go on, or -1 with why (cap bytes) to leave it untouched (a thread
+ * stopped inside the allocator must not be made to call dlopen).
+ */
+typedef int remcall_vet_fn(void *ctx, pid_t pid, pid_t tid, const struct user_regs_struct *regs,
+			   char *why, size_t cap);
 
 struct remcall_req {
 	uint64_t fn;            /* the function's address in the target */
@@ -58,6 +69,8 @@ struct remcall_req {
 	int blob_arg;           /* the index of the argument that gets the blob's address, or -1 */
 	uint64_t deadline_ms;   /* 0: REMCALL_DEADLINE_MS */
 	uint64_t restorer;      /* __restore_rt in the target (remcall_find_restorer()) */
+	remcall_vet_fn *vet;    /* or NULL */
+	void *vet_ctx;
 };
 
 struct remcall_res {
