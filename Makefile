@@ -92,6 +92,7 @@ endif
 # heapload linked against other allocators, and a plugin that brings
 # jemalloc, where their Debian -dev packages are installed (scripts/install-deps).
 ALLOCATORS := $(foreach a,jemalloc tcmalloc mimalloc,$(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(a).so),$(a)))
+TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/injectee-%)
 TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/heapload-%) \
 	$(if $(filter jemalloc,$(ALLOCATORS)),$(B)/tests/targets/libheapplugin.so $(B)/tests/targets/mallocext-jemalloc \
 		$(B)/tests/targets/heapload-static-jemalloc)
@@ -202,6 +203,15 @@ $(B)/tests/targets/heapload-static-jemalloc: tests/targets/heapload.c
 $(B)/tests/targets/heapload-%: tests/targets/heapload.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -Wl,--no-as-needed -l$* -Wl,--as-needed -lm
+
+# injectee loads the shim itself (dlopen) and reads its segment (shim/segment.h).
+$(B)/tests/targets/injectee: tests/targets/injectee.c shim/segment.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -I. -o $@ $< -ldl
+
+$(B)/tests/targets/injectee-%: tests/targets/injectee.c shim/segment.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -I. -o $@ $< -Wl,--no-as-needed -l$* -Wl,--as-needed -ldl
 
 $(B)/tests/targets/mallocext-%: tests/targets/mallocext.c
 	@mkdir -p $(dir $@)

@@ -96,6 +96,17 @@ void blocks_fini(void)
 	munmap(s, (blocks_mask + 1) * sizeof(*s));
 }
 
+void blocks_clear(void)
+{
+	lock_take(&blocks_mutex);
+	if (blocks_slot != NULL) {
+		memset(blocks_slot, 0, (blocks_mask + 1) * sizeof(*blocks_slot));
+		__atomic_store_n(&blocks_count, 0, __ATOMIC_RELAXED);
+		memset(blocks_filter, 0, sizeof(blocks_filter));
+	}
+	lock_give(&blocks_mutex);
+}
+
 void blocks_reset_lock(void)
 {
 	blocks_mutex = 0;

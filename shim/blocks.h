@@ -76,4 +76,11 @@ uint64_t blocks_live(void);
 void blocks_lock(void);
 void blocks_unlock(void);
 
+/*
+ * Forgets every entry (under the lock): a re-armed injected shim's new
+ * window, in which blocks entered before and freed while dormant must not
+ * count as live, nor their addresses, reused, as sampled.
+ */
+void blocks_clear(void);
+
 #endif

@@ -30,6 +30,7 @@
 
 #include "shim/blocks.h"
 #include "shim/contend.h"
+#include "shim/inject.h"
 #include "shim/labels.h"
 #include "shim/lockprof.h"
 #include "shim/next.h"
@@ -135,6 +136,7 @@ static void shim_fork_child(void)
 		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
 	}
 	labels_fork_child(); /* after table_restart: the child's own segment */
+	inject_fork_child();
 	waiters_fork_child(); /* the parent's waiters are not in the child */
 	shim_tls.seeded = 0;
 	shim_tls.left = 0;
@@ -344,6 +346,11 @@ void shim_init(void)
 	 * binds ahead of ours (one compare:
 	 * the GOT's malloc against our own), as no sample would ever come.
 	 */
+	if ((void *)malloc != (void *)shim_own_malloc && inject_loaded_late()) {
+		/* dlopen'd (cprof-attach --inject): nothing until cprof_inject_arm (inject.h). */
+		__atomic_store_n(&shim_late, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	if (shim_info.nsettings > 0 || shim_rate == 0 || (void *)malloc != (void *)shim_own_malloc)
 		(void)shim_activate();
 }

@@ -21,13 +21,15 @@
 #include <string.h>
 #include <unistd.h>
 
-/* dlsym(RTLD_NEXT, name) with the recursion guard raised (dlsym may allocate). */
+int locknext_injected;
+
+/* dlsym(RTLD_NEXT, name) (RTLD_DEFAULT injected) with the recursion guard raised (dlsym may allocate). */
 static void *locknext_find(const char *name)
 {
 	void *f;
 
 	shim_tls.busy++;
-	f = dlsym(RTLD_NEXT, name);
+	f = dlsym(locknext_injected ? RTLD_DEFAULT : RTLD_NEXT, name);
 	shim_tls.busy--;
 	return f;
 }

@@ -68,6 +68,9 @@ extern struct lock_next lock_next SHIM_HIDDEN;
  */
 extern int lock_inline SHIM_HIDDEN;
 
+/* Set by inject.c before any lookup when the shim was dlopen'd: dlsym(RTLD_DEFAULT) (next.h). */
+extern int locknext_injected SHIM_HIDDEN;
+
 /*
  * Looks up every function not yet found (once per process; later calls
  * return at once). Called by the first pthread_create, before the new

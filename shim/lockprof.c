@@ -23,6 +23,7 @@
 #include "shim/stack.h"
 #include "shim/table.h"
 #include "shim/waiters.h"
+#include "shim/inject.h"
 
 uint64_t lockprof_block_rate;
 uint64_t lockprof_mutex_fraction;
@@ -39,7 +40,8 @@ static struct sample_rng *lockprof_rng(struct shim_thread *t)
 /* May this thread record now? Not while the shim works, and only READY. */
 static int lockprof_may(const struct shim_thread *t)
 {
-	return !t->busy && __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_READY;
+	return !t->busy && __atomic_load_n(&shim_state, __ATOMIC_ACQUIRE) == SHIM_READY &&
+	       (!shim_late || __atomic_load_n(&inject_armed, __ATOMIC_ACQUIRE));
 }
 
 /*
@@ -72,6 +74,7 @@ void lockprof_enter(const void *lock, uint32_t prim, struct lockprof_wait *w)
 
 	w->followed = 0;
 	w->prim = prim;
+	inject_check(); /* an injected shim whose reader went quiet disarms itself */
 	w->on = lockprof_may(t) && (lockprof_block_rate != 0 ||
 				    (lock != NULL && lockprof_mutex_fraction != 0));
 	if (!w->on)

@@ -22,6 +22,7 @@
 #include <x86intrin.h>
 
 #include "shim/blocks.h"
+#include "shim/inject.h"
 #include "shim/labels.h"
 #include "shim/next.h"
 #include "shim/pool.h"
@@ -96,6 +97,10 @@ static int shim_due(struct shim_thread *t, uint64_t size)
 			return 0;
 	}
 	t->left = sample_interval(&t->rng, shim_rate);
+	/* Dormant injected shim, reached through a pointer taken while armed: pass through. */
+	if (__builtin_expect(shim_late, 0) && !__atomic_load_n(&inject_armed, __ATOMIC_ACQUIRE))
+		return 0;
+	inject_check(); /* an injected shim whose reader went quiet disarms itself */
 	return shim_activate();
 }
 

@@ -22,6 +22,7 @@ char next_arena[NEXT_ARENA_BYTES] __attribute__((aligned(SHIM_PAGE)));
 static uint32_t next_arena_size[NEXT_ARENA_BYTES / SHIM_PAGE]; /* bytes of the block at page i */
 static size_t next_arena_used;                                 /* bytes handed out (atomic) */
 
+int next_injected;
 static int next_state;      /* 0 unresolved, 1 resolving, 2 resolved */
 static int next_kind_v;     /* NEXT_* */
 static char next_obj[256];  /* the allocator's object */
@@ -324,21 +325,29 @@ static void next_lookup(void)
 	size_t i;
 	int kind;
 
-	m = dlsym(RTLD_NEXT, "malloc");
+	void *handle = next_injected ? RTLD_DEFAULT : RTLD_NEXT;
+
+	m = dlsym(handle, "malloc");
 	base = next_base(m, &mname);
 	snprintf(next_obj, sizeof(next_obj), "%s", mname);
 	kind = strncmp(next_basename(mname), "libc.so", 7) == 0 ? NEXT_GLIBC : NEXT_FOREIGN;
 	for (i = 0; i < n; i++) {
-		s[i].found = dlsym(RTLD_NEXT, s[i].name);
+		s[i].found = dlsym(handle, s[i].name);
 		s[i].same = base != NULL && next_base(s[i].found, NULL) == base;
 	}
 	real.malloc = (void *(*)(size_t))m;
 	def = dlsym(RTLD_DEFAULT, "malloc");
 	self = next_base((void *)next_resolve, NULL);
+	if (next_injected)
+		kind = NEXT_FOREIGN;
 	if (m == NULL || base == NULL) {
 		snprintf(next_why_v, sizeof(next_why_v), "no malloc found after libcprof.so");
 		kind = NEXT_PASS;
-	} else if (next_base(def, NULL) != self && !next_placeholder(def, "malloc")) {
+	} else if (next_injected && next_placeholder(m, "malloc")) {
+		snprintf(next_why_v, sizeof(next_why_v),
+			 "malloc's address in the program is its PLT entry (non-PIE, address taken)");
+		kind = NEXT_PASS;
+	} else if (!next_injected && next_base(def, NULL) != self && !next_placeholder(def, "malloc")) {
 		(void)next_base(def, &oname);
 		snprintf(next_why_v, sizeof(next_why_v),
 			 "malloc is defined by %s, ahead of libcprof.so", oname);

@@ -68,6 +68,17 @@ int next_resolved(void) SHIM_HIDDEN;
  */
 void next_wait(void) SHIM_HIDDEN;
 
+/*
+ * Set (by inject.c, before the first resolution) when the shim was
+ * dlopen'd: the functions are then looked up with dlsym(RTLD_DEFAULT),
+ * the program's first definitions, not RTLD_NEXT (from a dlopen'd object,
+ * the ones after it: libc's even in a jemalloc-linked program); the kind
+ * is never NEXT_GLIBC (no pool: after a disarm the program's own free
+ * must take every sampled block) and a program's own malloc is not
+ * "ahead of the shim" but the allocator to sample.
+ */
+extern int next_injected SHIM_HIDDEN;
+
 /* NEXT_* (acquire). */
 int next_kind(void) SHIM_HIDDEN;
 

@@ -21,6 +21,15 @@
  *    0; thread buckets empty) as they were at the fork: the parent changes
  *    no counter after a fork until the child has set fork_copied (or a
  *    bound of 10 ms has passed); inherited says how many;
+ *  - injection (cprof_inject_arm, doc/inject.md): inject_ns and
+ *    inject_state are written by the shim at every arm and disarm, and
+ *    sample_rate, block_rate and mutex_fraction at an arm; an arm after
+ *    a disarm zeroes every bucket's counters (each under its sequence
+ *    lock) before inject_state says ARMED again: the counters then cover
+ *    the allocations and waits since inject_ns only. reader_beat_ns is
+ *    the one field the reader writes (CLOCK_MONOTONIC, process_vm_writev
+ *    at each read); the shim only reads it, to disarm itself when it is
+ *    older than SEG_INJECT_QUIET_NS;
  *  - strings (settings[].name and .value, note, allocator) are
  *    NUL-terminated within their arrays when written by the shim, but a
  *    reader must not rely on it;
@@ -94,6 +103,13 @@
 
 /* seg_header.flags */
 #define SEG_FLAG_NO_POOL 1u        /* the shim's pool could not be reserved (address-space limit, strict overcommit) */
+
+/* seg_header.inject_state */
+#define SEG_INJECT_NONE 0u         /* preloaded: not injected */
+#define SEG_INJECT_ARMED 1u        /* GOT slots point at the shim */
+#define SEG_INJECT_DORMANT 2u      /* disarmed: slots restored, nothing recorded */
+#define SEG_INJECT_EJECTED 3u      /* disarmed by the shim itself: its reader went quiet */
+#define SEG_INJECT_QUIET_NS 10000000000ull /* how long a reader may stay quiet */
 
 /* seg_bucket.kind */
 #define SEG_KIND_ALLOC 1u   /* sampled allocations from this stack */
@@ -173,7 +189,12 @@ struct seg_header {
 	uint64_t block_rate;          /* CPROF_BLOCK_RATE, ns (Go's SetBlockProfileRate); 0: no BLOCK buckets */
 	uint64_t mutex_fraction;      /* CPROF_MUTEX_FRACTION: 1 in N contended releases; 0: no MUTEX buckets */
 	uint64_t waits_untracked;     /* contended waits the mutex profile could not follow (atomic) */
-	uint64_t reserved[5];
+	/* Injection (doc/inject.md), from reserved words: 0 in a preloaded shim. */
+	uint64_t inject_ns;           /* CLOCK_REALTIME of the last cprof_inject_arm; 0: preloaded */
+	uint64_t reader_beat_ns;      /* CLOCK_MONOTONIC, written by cprof-attach at each read while it captures */
+	uint32_t inject_state;        /* SEG_INJECT_* */
+	uint32_t reserved1;
+	uint64_t reserved[2];
 	/* Layout 4 from here: a layout-3 header ends above (SEG_HEADER_V3_SIZE). */
 	uint64_t labelset_off;        /* offset of seg_labelset 0 */
 	uint64_t labelset_cap;        /* sets that fit */

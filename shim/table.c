@@ -110,6 +110,8 @@ static struct seg_header *table_new_segment(uint64_t rate, uint32_t cap, size_t 
 	memcpy(h->note, table_info.note, sizeof(h->note));
 	h->block_rate = table_info.block_rate;
 	h->mutex_fraction = table_info.mutex_fraction;
+	h->inject_ns = table_info.inject_ns;
+	h->inject_state = table_info.inject_state;
 	h->labelset_off = lset_off;
 	h->labelset_cap = SEG_DEFAULT_LABELSETS;
 	h->labelset_size = sizeof(struct seg_labelset);
@@ -541,6 +543,53 @@ void table_set_info(const struct seg_header *info)
 	table_info.mutex_fraction = info->mutex_fraction;
 	table_info.allocator[sizeof(table_info.allocator) - 1] = 0;
 	table_info.note[sizeof(table_info.note) - 1] = 0;
+}
+
+void table_inject_set(uint64_t ns, uint32_t state)
+{
+	struct seg_header *hd = __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
+
+	table_info.inject_ns = ns;
+	table_info.inject_state = state;
+	if (hd == NULL)
+		return;
+	__atomic_store_n(&hd->inject_ns, ns, __ATOMIC_RELEASE);
+	__atomic_store_n(&hd->inject_state, state, __ATOMIC_RELEASE);
+}
+
+uint64_t table_reader_beat(void)
+{
+	struct seg_header *hd = __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
+
+	return hd != NULL ? __atomic_load_n(&hd->reader_beat_ns, __ATOMIC_ACQUIRE) : 0;
+}
+
+void table_set_rates(uint64_t rate, uint64_t block_rate, uint64_t mutex_fraction)
+{
+	struct seg_header *hd = __atomic_load_n(&table_seg, __ATOMIC_ACQUIRE);
+
+	table_rate = rate;
+	table_info.block_rate = block_rate;
+	table_info.mutex_fraction = mutex_fraction;
+	if (hd == NULL)
+		return;
+	__atomic_store_n(&hd->sample_rate, rate, __ATOMIC_RELAXED);
+	__atomic_store_n(&hd->block_rate, block_rate, __ATOMIC_RELAXED);
+	__atomic_store_n(&hd->mutex_fraction, mutex_fraction, __ATOMIC_RELAXED);
+}
+
+void table_reset_counters(void)
+{
+	struct seg_bucket *k;
+	uint64_t i, n = __atomic_load_n(&table_count, __ATOMIC_ACQUIRE), s;
+
+	for (i = 0; i < n; i++) {
+		if ((k = table_open((int32_t)i, &s)) == NULL)
+			return;
+		/* Both members of the union are the same 64 bytes. */
+		memset(&k->wait, 0, sizeof(k->wait));
+		table_close(k, s);
+	}
 }
 
 void table_count_thread(void)

@@ -69,6 +69,17 @@ int table_restart(void);
  */
 void table_set_info(const struct seg_header *info);
 
+/*
+ * Injection (segment.h): the header's inject_ns and inject_state, now and
+ * in any later segment (a fork child's); the reader's last beat (0: none
+ * or no segment); new rates for an arm; every bucket's counters to zero,
+ * each under its sequence lock (a re-arm's fresh window).
+ */
+void table_inject_set(uint64_t ns, uint32_t state);
+uint64_t table_reader_beat(void);
+void table_set_rates(uint64_t rate, uint64_t block_rate, uint64_t mutex_fraction);
+void table_reset_counters(void);
+
 /* header.no_pool += 1 (a sampled block the pool could not give). */
 void table_count_no_pool(void);
 

@@ -1,317 +1,400 @@
 /*
- * injectee — the target of the injection tests (t_inject*.sh): threads
- * that would notice a remote call done wrong. Invariant: every thread
- * checks what it gets back; the report ("end" line, on SIGUSR1 and at
- * SIGTERM) counts every surprise, so a test passes only on all zeros.
+ * injectee — the shim's injection without ptrace: a program that loads
+ * libcprof.so itself with dlopen (RTLD_LOCAL, as cprof-attach --inject
+ * does) while 8 threads allocate and free at a high rate, each block
+ * holding a pattern that is checked before its free (the checksum), then
+ * arms and disarms it through cprof_inject_arm / cprof_inject_disarm
+ * (dlsym) many times. Each window's heap, read from its own segment, must
+ * be the blocks allocated since that arm (within a bound), whatever was
+ * allocated before or freed while dormant; every block, from before or
+ * after an arm, is freed through the program's own (restored) free.
  *
- *  - 8 threads ("alloc") allocate and free at a high rate, each block
- *    filled with a pattern its owner checks before freeing (checksum);
- *  - "epoll" waits 100 ms in epoll_wait on an empty set, "nsleep" sleeps
- *    50 ms in nanosleep: each return must be the timeout, never EINTR, and
- *    each wait's overshoot is recorded (a restart in full shows here);
- *  - "futex" waits without a timeout on a word the main thread bumps every
- *    20 ms; "piperd" reads a pipe the main thread writes every 20 ms;
- *  - with --hold MS, "minfo" calls malloc_info() into a full pipe and so
- *    sleeps in write() under malloc_info's frames until "drain" empties
- *    the pipe after MS;
- *  - injectee_slow(ms) spins for ms milliseconds (a remote call the tests
- *    kill cprof-attach during); its address is printed at start.
+ *   injectee SHIM heap CYCLES   the cycles above; exit 0 when all held
+ *   injectee SHIM hold          arm, keep 32 MiB in keep_inject, "ready", wait
+ *   injectee SHIM locks         arm the lock family; contend; MUTEX/BLOCK buckets
+ *   injectee SHIM eject         arm, no reader: the shim disarms itself (> 10 s)
+ *   injectee SHIM fork          arm, fork: the child's own segment, its frees fine
  *
- * Usage: injectee [--hold MS] [--alloc N]; prints "fn 0xADDR" and "ready".
+ * Prints one line per check ("ok ..." / "FAIL ...") and "done" last.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/futex.h>
-#include <malloc.h>
+#include <dlfcn.h>
+#include <stdarg.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define SLOTS 256
+#include "shim/segment.h"
 
-static atomic_ulong eintrs, bad_returns, checksum_errors, allocs, slow_calls;
-static atomic_ulong epoll_over_max_us, nsleep_over_max_us, waits;
-static atomic_uint futex_word;
-static int pipe_rw[2];
-static volatile sig_atomic_t report_wanted, stop_wanted;
-static int hold_ms;
+#define WORKERS 8
+#define RING 16
+#define RATE 65536
+#define BLOCK 2048
 
-static uint64_t mono_us(void)
+typedef int arm_fn(uint64_t, uint64_t, uint64_t, uint64_t);
+typedef int disarm_fn(void);
+
+static arm_fn *arm;
+static disarm_fn *disarm;
+static void *shim;
+static volatile int stop;
+static volatile uint64_t bad;      /* pattern mismatches: the checksum */
+static volatile uint64_t worker_ops;
+static int failures;
+
+static void say(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s ", ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static void fill(unsigned char *p, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(seed * 131 + i);
+}
+
+static int intact(const unsigned char *p, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != (unsigned char)(seed * 131 + i))
+			return 0;
+	return 1;
+}
+
+/* Allocates and frees small blocks in a ring, checking each before its free. */
+static void *worker(void *arg)
+{
+	unsigned char *ring[RING] = { 0 };
+	size_t size[RING] = { 0 };
+	uint64_t seed[RING] = { 0 }, n = (uintptr_t)arg * 1000003u, ops = 0;
+
+	while (!stop) {
+		unsigned i = (unsigned)(n % RING);
+
+		if (ring[i] != NULL) {
+			if (!intact(ring[i], size[i], seed[i]))
+				__atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+			free(ring[i]);
+		}
+		size[i] = 16 + (n * 7919) % 496;
+		seed[i] = n;
+		ring[i] = (n & 3) == 0 ? calloc(1, size[i]) : malloc(size[i]);
+		if (ring[i] == NULL)
+			abort();
+		fill(ring[i], size[i], seed[i]);
+		n++;
+		ops++;
+	}
+	for (unsigned i = 0; i < RING; i++) {
+		if (ring[i] != NULL && !intact(ring[i], size[i], seed[i]))
+			__atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+		free(ring[i]);
+	}
+	__atomic_fetch_add(&worker_ops, ops, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* This process's segment (the newest one in its maps), or NULL. */
+static struct seg_header *segment(void)
+{
+	char line[512];
+	struct seg_header *h = NULL;
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo;
+
+	if (f == NULL)
+		return NULL;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, "memfd:" SEG_NAME) != NULL && sscanf(line, "%lx-", &lo) == 1)
+			h = (struct seg_header *)lo;
+	fclose(f);
+	if (h != NULL && memcmp(h->magic, SEG_MAGIC, 8) != 0)
+		h = NULL;
+	return h;
+}
+
+/* Estimated live bytes in ALLOC buckets; events in buckets of kind (BLOCK, MUTEX) into *waits. */
+static double live(struct seg_header *h, uint32_t kind, double *waits)
+{
+	struct seg_bucket *b = (struct seg_bucket *)((char *)h + h->bucket_off);
+	uint64_t i, n = __atomic_load_n(&h->bucket_count, __ATOMIC_ACQUIRE);
+	double sum = 0;
+
+	if (waits != NULL)
+		*waits = 0;
+	for (i = 0; i < n && i < h->bucket_cap; i++) {
+		if (b[i].kind == SEG_KIND_ALLOC)
+			sum += b[i].alloc_bytes - b[i].free_bytes;
+		else if (b[i].kind == kind && waits != NULL)
+			*waits += (double)b[i].wait.events;
+	}
+	return sum;
+}
+
+static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void max_store(atomic_ulong *m, unsigned long v)
+/* The heap kept after an arm: count blocks of BLOCK bytes, patterned. */
+static __attribute__((noinline)) unsigned char **keep_inject(size_t count)
 {
-	unsigned long o = atomic_load(m);
+	unsigned char **v = calloc(count, sizeof(*v));
+	size_t i;
 
-	while (v > o && !atomic_compare_exchange_weak(m, &o, v))
-		;
+	for (i = 0; i < count; i++) {
+		v[i] = malloc(BLOCK);
+		fill(v[i], BLOCK, i);
+	}
+	return v;
 }
 
-long injectee_slow(long ms);
-
-/* The remote call the kill test interrupts: a busy loop of ms milliseconds. */
-__attribute__((noinline, used)) long injectee_slow(long ms)
+static size_t drop(unsigned char **v, size_t count)
 {
-	uint64_t end = mono_us() + (uint64_t)ms * 1000u;
-	volatile unsigned long x = 0;
+	size_t i, broken = 0;
 
-	while (mono_us() < end)
-		x++;
-	atomic_fetch_add(&slow_calls, 1);
-	return (long)x;
+	for (i = 0; i < count; i++) {
+		if (!intact(v[i], BLOCK, i))
+			broken++;
+		free(v[i]);
+	}
+	free(v);
+	return broken;
 }
 
-static unsigned char pattern(unsigned slot, unsigned gen, size_t i)
+/* Whether the program's GOT slot for malloc (its address, GLOB_DAT in a PIE) is the shim's. */
+static int hooked(void)
 {
-	return (unsigned char)(slot * 31u + gen * 7u + i);
+	void *(*volatile m)(size_t) = malloc;
+
+	return (void *)m == dlsym(shim, "malloc");
 }
 
-static void *alloc_main(void *arg)
+static int run_heap(int cycles)
 {
-	unsigned char *p[SLOTS] = { 0 };
-	size_t n[SLOTS] = { 0 };
-	unsigned gen[SLOTS] = { 0 }, seed = (unsigned)(uintptr_t)arg * 2654435761u;
+	unsigned char **pre = keep_inject(4096); /* before any arm: freed untouched */
+	int c, rc;
 
-	while (!stop_wanted) {
-		unsigned s = (seed = seed * 1103515245u + 12345u) >> 8 & (SLOTS - 1);
-		size_t i;
+	for (c = 0; c < cycles; c++) {
+		size_t count = (c % 50 == 0) ? (32u << 20) / BLOCK : (2u << 20) / BLOCK;
+		struct seg_header *h;
+		unsigned char **v;
+		double est, truth = (double)count * BLOCK;
 
-		if (p[s]) {
-			for (i = 0; i < n[s]; i += 61)
-				if (p[s][i] != pattern(s, gen[s], i)) {
-					atomic_fetch_add(&checksum_errors, 1);
-					break;
-				}
-			free(p[s]);
-			p[s] = NULL;
-			continue;
+		rc = arm(1, RATE, 0, 0);
+		if (rc <= 0) {
+			say(0, "cycle %d: arm returned %d: %s", c, rc,
+			    (char *)dlsym(shim, "cprof_inject_why"));
+			return 1;
 		}
-		n[s] = 16 + (seed >> 4) % 4000;
-		if (!(p[s] = malloc(n[s])))
-			continue;
-		gen[s]++;
-		for (i = 0; i < n[s]; i += 61)
-			p[s][i] = pattern(s, gen[s], i);
-		atomic_fetch_add(&allocs, 1);
+		if (!hooked())
+			say(0, "cycle %d: armed but malloc's slot is not the shim's", c);
+		v = keep_inject(count);
+		h = segment();
+		if (h == NULL) {
+			say(0, "cycle %d: no segment", c);
+			return 1;
+		}
+		__atomic_store_n(&h->reader_beat_ns, mono_ns(), __ATOMIC_RELEASE);
+		est = live(h, 0, NULL);
+		if (count == (32u << 20) / BLOCK)
+			say(est > truth * 0.85 && est < truth * 1.15,
+			    "cycle %d: heap since arm %.0f bytes, truth %.0f (within 15%%), state %u, allocator %.64s",
+			    c, est, truth, h->inject_state, h->allocator);
+		else if (est < truth * 0.5 || est > truth * 2)
+			say(0, "cycle %d: heap since arm %.0f bytes, truth %.0f (within 2x)", c, est,
+			    truth);
+		rc = disarm();
+		if (rc <= 0 || hooked() || h->inject_state != SEG_INJECT_DORMANT)
+			say(0, "cycle %d: disarm returned %d, hooked %d, state %u", c, rc, hooked(),
+			    h->inject_state);
+		if (drop(v, count) != 0)
+			say(0, "cycle %d: a block kept across the arm was changed", c);
 	}
-	for (unsigned s = 0; s < SLOTS; s++)
-		free(p[s]);
-	return NULL;
+	say(drop(pre, 4096) == 0, "blocks from before the first arm intact and freed");
+	say(1, "%d arm/disarm cycles", cycles);
+	return 0;
 }
 
-static void *epoll_main(void *arg)
+static int run_hold(void)
 {
-	int ep = epoll_create1(0);
-	struct epoll_event ev;
+	int rc = arm(1, RATE, 0, 0);
+	unsigned char **v;
 
-	(void)arg;
-	while (!stop_wanted) {
-		uint64_t t0 = mono_us(), dt;
-		int r = epoll_wait(ep, &ev, 1, 100);
-
-		dt = mono_us() - t0;
-		if (r < 0 && errno == EINTR)
-			atomic_fetch_add(&eintrs, 1);
-		else if (r != 0)
-			atomic_fetch_add(&bad_returns, 1);
-		if (r == 0 && dt > 100000)
-			max_store(&epoll_over_max_us, dt - 100000);
-		atomic_fetch_add(&waits, 1);
+	if (rc <= 0) {
+		say(0, "arm returned %d: %s", rc, (char *)dlsym(shim, "cprof_inject_why"));
+		return 1;
 	}
-	return NULL;
-}
-
-static void *nsleep_main(void *arg)
-{
-	(void)arg;
-	while (!stop_wanted) {
-		struct timespec ts = { 0, 50000000 };
-		uint64_t t0 = mono_us(), dt;
-		int r = nanosleep(&ts, NULL);
-
-		dt = mono_us() - t0;
-		if (r < 0 && errno == EINTR)
-			atomic_fetch_add(&eintrs, 1);
-		else if (r != 0)
-			atomic_fetch_add(&bad_returns, 1);
-		if (r == 0 && dt > 50000)
-			max_store(&nsleep_over_max_us, dt - 50000);
-		atomic_fetch_add(&waits, 1);
-	}
-	return NULL;
-}
-
-static void *futex_main(void *arg)
-{
-	(void)arg;
-	while (!stop_wanted) {
-		unsigned v = atomic_load(&futex_word);
-		long r = syscall(SYS_futex, &futex_word, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
-
-		if (r < 0 && errno == EINTR)
-			atomic_fetch_add(&eintrs, 1);
-		else if (r < 0 && errno != EAGAIN)
-			atomic_fetch_add(&bad_returns, 1);
-		atomic_fetch_add(&waits, 1);
-	}
-	return NULL;
-}
-
-static void *piperd_main(void *arg)
-{
-	char c;
-
-	(void)arg;
-	while (!stop_wanted) {
-		ssize_t r = read(pipe_rw[0], &c, 1);
-
-		if (r < 0 && errno == EINTR)
-			atomic_fetch_add(&eintrs, 1);
-		else if (r != 1)
-			atomic_fetch_add(&bad_returns, 1);
-		atomic_fetch_add(&waits, 1);
-	}
-	return NULL;
-}
-
-static int minfo_pipe[2];
-
-static void *minfo_main(void *arg)
-{
-	FILE *f;
-	char junk[4096];
-
-	(void)arg;
-	memset(junk, 'x', sizeof(junk));
-	fcntl(minfo_pipe[1], F_SETFL, O_NONBLOCK);
-	while (write(minfo_pipe[1], junk, sizeof(junk)) > 0)
-		;
-	fcntl(minfo_pipe[1], F_SETFL, 0);
-	f = fdopen(minfo_pipe[1], "w");
-	setvbuf(f, NULL, _IONBF, 0); /* every fprintf of malloc_info writes: it blocks inside */
-	printf("minfo %ld\n", (long)syscall(SYS_gettid));
+	v = keep_inject((32u << 20) / BLOCK);
+	printf("ready %d\n", rc);
 	fflush(stdout);
-	if (malloc_info(0, f) != 0)
-		atomic_fetch_add(&bad_returns, 1);
-	fclose(f);
-	return NULL;
+	while (!access("/proc/self", F_OK) && getppid() != 1)
+		sleep(1);
+	(void)v;
+	return 0;
 }
 
-static void *drain_main(void *arg)
+static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
+static volatile uint64_t counter;
+
+static __attribute__((noinline)) void *contend(void *arg)
 {
-	char buf[65536];
+	uint64_t end = mono_ns() + 2000000000u;
 
 	(void)arg;
-	usleep((useconds_t)hold_ms * 1000u);
-	while (read(minfo_pipe[0], buf, sizeof(buf)) > 0)
-		;
+	while (mono_ns() < end) {
+		pthread_mutex_lock(&hot);
+		for (volatile int i = 0; i < 2000; i++)
+			counter++;
+		pthread_mutex_unlock(&hot);
+	}
 	return NULL;
 }
 
-static void on_usr1(int sig)
+static int run_locks(void)
 {
-	(void)sig;
-	report_wanted = 1;
+	pthread_t t[4];
+	struct seg_header *h;
+	double block, mutex;
+	int rc = arm(2, 0, 1000, 1), i;
+
+	if (rc <= 0) {
+		say(0, "arm returned %d: %s", rc, (char *)dlsym(shim, "cprof_inject_why"));
+		return 1;
+	}
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, contend, NULL);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	h = segment();
+	if (h == NULL) {
+		say(0, "no segment");
+		return 1;
+	}
+	live(h, SEG_KIND_BLOCK, &block);
+	live(h, SEG_KIND_MUTEX, &mutex);
+	say(block > 0, "block profile: %.0f sampled waits", block);
+	say(mutex > 0, "mutex profile: %.0f sampled contended releases", mutex);
+	rc = disarm();
+	say(rc > 0, "disarm restored %d slots", rc);
+	return 0;
 }
 
-static void on_term(int sig)
+static int run_eject(void)
 {
-	(void)sig;
-	stop_wanted = 1;
+	struct seg_header *h;
+	unsigned char **v;
+	int rc = arm(1, RATE, 0, 0);
+	uint64_t end;
+
+	if (rc <= 0) {
+		say(0, "arm returned %d: %s", rc, (char *)dlsym(shim, "cprof_inject_why"));
+		return 1;
+	}
+	h = segment();
+	end = mono_ns() + 30000000000ull;
+	sleep(11);
+	while (h != NULL && h->inject_state == SEG_INJECT_ARMED && mono_ns() < end)
+		drop(keep_inject(64), 64); /* sampled slow paths: one of them ejects */
+	say(h != NULL && h->inject_state == SEG_INJECT_EJECTED && !hooked(),
+	    "no reader for 10 s: the shim disarmed itself (state %u, hooked %d)",
+	    h ? h->inject_state : 99, hooked());
+	v = keep_inject(1024);
+	say(drop(v, 1024) == 0, "allocations after the eject intact");
+	return 0;
 }
 
-static void report(void)
+static int run_fork(void)
 {
-	printf("end allocs=%lu eintr=%lu bad=%lu checksum_errors=%lu epoll_over_max_us=%lu "
-	       "nsleep_over_max_us=%lu waits=%lu slow_calls=%lu\n",
-	       atomic_load(&allocs), atomic_load(&eintrs), atomic_load(&bad_returns),
-	       atomic_load(&checksum_errors), atomic_load(&epoll_over_max_us),
-	       atomic_load(&nsleep_over_max_us), atomic_load(&waits), atomic_load(&slow_calls));
-	fflush(stdout);
+	unsigned char **v;
+	int rc = arm(1, RATE, 0, 0), st;
+	pid_t pid;
+
+	if (rc <= 0) {
+		say(0, "arm returned %d: %s", rc, (char *)dlsym(shim, "cprof_inject_why"));
+		return 1;
+	}
+	v = keep_inject(4096);
+	pid = fork();
+	if (pid == 0) {
+		struct seg_header *h = segment();
+		unsigned char **w = keep_inject(8192);
+		int ok = h != NULL && h->pid == (uint32_t)getpid() && hooked() &&
+			 live(h, 0, NULL) > 8192.0 * BLOCK * 0.5;
+
+		ok = ok && drop(w, 8192) == 0 && drop(v, 4096) == 0;
+		_exit(ok ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	say(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "fork while armed: the child has its own segment, samples, frees every block");
+	say(drop(v, 4096) == 0, "the parent's blocks intact");
+	say(disarm() > 0, "parent disarms after the fork");
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	pthread_t th[16];
-	int nth = 0, nalloc = 8, i;
-	struct sigaction sa;
+	pthread_t t[WORKERS];
+	const char *mode = argc > 2 ? argv[2] : "heap";
+	int i, rc = 0;
 
-	for (i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--hold"))
-			hold_ms = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--alloc"))
-			nalloc = atoi(argv[i + 1]);
+	if (argc < 2) {
+		fprintf(stderr, "usage: injectee SHIM [heap CYCLES|hold|locks|eject|fork]\n");
+		return 2;
 	}
-	if (nalloc > 8)
-		nalloc = 8;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1; /* no SA_RESTART: a broken wait would show as EINTR */
-	sigaction(SIGUSR1, &sa, NULL);
-	sa.sa_handler = on_term;
-	sigaction(SIGTERM, &sa, NULL);
-	if (pipe(pipe_rw) < 0 || pipe(minfo_pipe) < 0)
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < WORKERS; i++)
+		pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
+	usleep(100000);
+	shim = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (shim == NULL) {
+		say(0, "dlopen: %s", dlerror());
 		return 1;
-	printf("fn %p\n", (void *)injectee_slow);
-	/* The workers never take our signals: their waits must end only as asked. */
-	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, SIGUSR1);
-	sigaddset(&sa.sa_mask, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sa.sa_mask, NULL);
-	for (i = 0; i < nalloc; i++)
-		pthread_create(&th[nth++], NULL, alloc_main, (void *)(uintptr_t)(i + 1));
-	pthread_create(&th[nth++], NULL, epoll_main, NULL);
-	pthread_create(&th[nth++], NULL, nsleep_main, NULL);
-	pthread_create(&th[nth++], NULL, futex_main, NULL);
-	pthread_create(&th[nth++], NULL, piperd_main, NULL);
-	if (hold_ms > 0) {
-		pthread_create(&th[nth++], NULL, minfo_main, NULL);
-		pthread_create(&th[nth++], NULL, drain_main, NULL);
 	}
-	{
-		static const char *names[] = { "epoll", "nsleep", "futex", "piperd", "minfo", "drain" };
-
-		for (i = 0; i < nth; i++)
-			pthread_setname_np(th[i], i < nalloc ? "alloc" : names[i - nalloc]);
-	}
-	pthread_sigmask(SIG_UNBLOCK, &sa.sa_mask, NULL);
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	while (!stop_wanted) {
-		struct timespec ts = { 0, 20000000 };
-
-		nanosleep(&ts, NULL); /* EINTR here is our own signals' */
-		atomic_fetch_add(&futex_word, 1);
-		syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-		if (write(pipe_rw[1], "x", 1) != 1)
-			atomic_fetch_add(&bad_returns, 1);
-		if (report_wanted) {
-			report_wanted = 0;
-			report();
-		}
-	}
-	/* Wake the sleepers so that they see stop_wanted. */
-	atomic_fetch_add(&futex_word, 1);
-	syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 8, NULL, NULL, 0);
-	if (write(pipe_rw[1], "x", 1) < 0)
+	arm = (arm_fn *)dlsym(shim, "cprof_inject_arm");
+	disarm = (disarm_fn *)dlsym(shim, "cprof_inject_disarm");
+	if (arm == NULL || disarm == NULL) {
+		say(0, "no cprof_inject_arm/disarm in %s", argv[1]);
 		return 1;
-	for (i = 0; i < nth; i++)
-		if (hold_ms <= 0 || i < nth - 2)
-			pthread_join(th[i], NULL);
-	report();
+	}
+	if (strcmp(mode, "heap") == 0)
+		rc = run_heap(argc > 3 ? atoi(argv[3]) : 200);
+	else if (strcmp(mode, "hold") == 0)
+		rc = run_hold();
+	else if (strcmp(mode, "locks") == 0)
+		rc = run_locks();
+	else if (strcmp(mode, "eject") == 0)
+		rc = run_eject();
+	else if (strcmp(mode, "fork") == 0)
+		rc = run_fork();
+	stop = 1;
+	for (i = 0; i < WORKERS; i++)
+		pthread_join(t[i], NULL);
+	say(bad == 0, "checksum: %llu worker blocks changed, %llu worker operations",
+	    (unsigned long long)bad, (unsigned long long)worker_ops);
 	printf("done\n");
-	return 0;
+	return rc != 0 || failures != 0;
 }
