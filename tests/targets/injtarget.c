@@ -14,15 +14,22 @@
  *  - with --hold MS, "minfo" calls malloc_info() into a full pipe and so
  *    sleeps in write() under malloc_info's frames until "drain" empties
  *    the pipe after MS;
+ *  - on SIGUSR2 the main thread allocates GROW_BYTES in blocks of 1..64 KiB
+ *    from grow_heap() and keeps them: "grown BYTES" (the truth a heap
+ *    profile of allocations since injection is checked against);
+ *  - --seccomp 1 installs an allow-all seccomp filter (a refusal to test);
  *  - injectee_slow(ms) spins for ms milliseconds (a remote call the tests
  *    kill cprof-attach during); its address is printed at start.
  *
- * Usage: injtarget [--hold MS] [--alloc N]; prints "fn 0xADDR" and "ready".
+ * Usage: injtarget [--hold MS] [--alloc N] [--seccomp 1]; prints "fn 0xADDR" and "ready".
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -42,7 +49,7 @@ static atomic_ulong eintrs, bad_returns, checksum_errors, allocs, slow_calls;
 static atomic_ulong epoll_over_max_us, nsleep_over_max_us, waits;
 static atomic_uint futex_word;
 static int pipe_rw[2];
-static volatile sig_atomic_t report_wanted, stop_wanted;
+static volatile sig_atomic_t report_wanted, stop_wanted, grow_wanted;
 static int hold_ms;
 
 static uint64_t mono_us(void)
@@ -228,6 +235,32 @@ static void on_usr1(int sig)
 	report_wanted = 1;
 }
 
+#define GROW_BYTES (64u << 20)
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	grow_wanted = 1;
+}
+
+/* Allocate GROW_BYTES in blocks of 1..64 KiB, kept for ever: the heap's known truth. */
+__attribute__((noinline)) static size_t grow_heap(void)
+{
+	static unsigned seed = 12345;
+	size_t total = 0;
+
+	while (total < GROW_BYTES) {
+		size_t n = 1 + ((seed = seed * 1103515245u + 12345u) >> 8) % 65536;
+		char *p = malloc(n);
+
+		if (!p)
+			break;
+		p[0] = p[n - 1] = 1;
+		total += n;
+	}
+	return total;
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -247,7 +280,7 @@ static void report(void)
 int main(int argc, char **argv)
 {
 	pthread_t th[16];
-	int nth = 0, nalloc = 8, i;
+	int nth = 0, nalloc = 8, i, seccomp = 0;
 	struct sigaction sa;
 
 	for (i = 1; i + 1 < argc; i += 2) {
@@ -255,6 +288,8 @@ int main(int argc, char **argv)
 			hold_ms = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--alloc"))
 			nalloc = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--seccomp"))
+			seccomp = atoi(argv[i + 1]);
 	}
 	if (nalloc > 8)
 		nalloc = 8;
@@ -263,6 +298,16 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
+	if (seccomp) {
+		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+		struct sock_fprog prog = { 1, &allow };
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+			return 1;
+	}
 	if (pipe(pipe_rw) < 0 || pipe(minfo_pipe) < 0)
 		return 1;
 	printf("fn %p\n", (void *)injectee_slow);
@@ -270,6 +315,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, SIGUSR1);
 	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &sa.sa_mask, NULL);
 	for (i = 0; i < nalloc; i++)
 		pthread_create(&th[nth++], NULL, alloc_main, (void *)(uintptr_t)(i + 1));
@@ -298,6 +344,11 @@ int main(int argc, char **argv)
 		syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		if (write(pipe_rw[1], "x", 1) != 1)
 			atomic_fetch_add(&bad_returns, 1);
+		if (grow_wanted) {
+			grow_wanted = 0;
+			printf("grown %zu\n", grow_heap());
+			fflush(stdout);
+		}
 		if (report_wanted) {
 			report_wanted = 0;
 			report();
