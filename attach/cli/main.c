@@ -14,7 +14,9 @@
 #include "attach/cli/series.h"
 #include "attach/capture/target.h"
 #include "attach/inject/inject.h"
+#include "attach/source/segread.h"
 #include "attach/source/source.h"
+#include "common/vmread.h"
 #include "common/err.h"
 #include "common/hurry.h"
 #include "common/watchdog.h"
@@ -24,7 +26,9 @@
 static int main_eject(const struct options *o, const struct target *t)
 {
 	struct inject in;
+	struct seg_header h;
 	char shim[PATH_MAX];
+	uint64_t addr, len;
 	int code;
 
 	source_shim_path(shim, sizeof(shim));
@@ -34,6 +38,13 @@ static int main_eject(const struct options *o, const struct target *t)
 	if (!in.mapped[0]) {
 		error("cannot eject from %d (%s): libcprof.so is not loaded in it", (int)t->pid,
 		      t->comm);
+		return EXIT_ATTACH;
+	}
+	/* A preloaded shim was not armed by injection: it is left as it is. */
+	if (segment_find(t->pid, &addr, &len) == 1 && vm_read(t->pid, addr, &h, sizeof(h)) == 0 &&
+	    h.inject_state == SEG_INJECT_NONE && !h.inject_ns) {
+		error("cannot eject from %d (%s): its libcprof.so is preloaded, not injected; it "
+		      "stays as it is", (int)t->pid, t->comm);
 		return EXIT_ATTACH;
 	}
 	if ((code = inject_disarm(&in)) != 0)

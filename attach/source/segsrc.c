@@ -81,7 +81,6 @@ static int copy_segment(const struct target *t, uint64_t addr, uint64_t len,
 
 static void inject_beat(const struct capture_req *q, pid_t pid, uint64_t addr)
 {
-#ifdef SEG_INJECT_ARMED
 	uint64_t now = clock_mono_ns();
 	struct iovec l = { &now, sizeof(now) };
 	struct iovec r = { (void *)(uintptr_t)(addr + offsetof(struct seg_header, reader_beat_ns)),
@@ -89,9 +88,6 @@ static void inject_beat(const struct capture_req *q, pid_t pid, uint64_t addr)
 
 	if (q->inject && addr)
 		(void)process_vm_writev(pid, &l, 1, &r, 1, 0);
-#else
-	(void)q, (void)pid, (void)addr;
-#endif
 }
 
 /* Whether the kind q asks for may be injected (the hint of the refusal). */
@@ -105,7 +101,6 @@ static int injectable(const struct capture_req *q)
 static void inject_comment(const struct capture_req *q, struct profile *prof,
 			   const struct seg_header *h)
 {
-#ifdef SEG_INJECT_ARMED
 	char when[64], line[256];
 	time_t s;
 	struct tm tm;
@@ -124,9 +119,6 @@ static void inject_comment(const struct capture_req *q, struct profile *prof,
 	profile_add_comment(prof, line);
 	if (!q->quiet)
 		note("%s", line);
-#else
-	(void)q, (void)prof, (void)h;
-#endif
 }
 
 /* Copies s into out (cap bytes) with anything unprintable as '?': it comes from the target. */
@@ -344,7 +336,6 @@ static int inject_here(const struct capture_req *q, struct member *m)
 	int code;
 
 	if (m->found == 1) {
-#ifdef SEG_INJECT_ARMED
 		struct seg_header h;
 
 		if (vm_read(t->pid, m->addr, &h, sizeof(h)) < 0)
@@ -361,9 +352,6 @@ static int inject_here(const struct capture_req *q, struct member *m)
 		if (h.inject_state == SEG_INJECT_EJECTED)
 			note("libcprof.so in %d (%s) had disarmed itself (its reader went quiet); "
 			     "armed again: a fresh window", (int)t->pid, t->comm);
-#else
-		return EXIT_OK;
-#endif
 	}
 	if (!in->pid) {
 		source_shim_path(shim, sizeof(shim));
