@@ -64,6 +64,27 @@ if case_wanted refuse; then
 	kill "$TPID"
 fi
 
+if case_wanted preloaded; then
+	TARGET_ENV=(LD_PRELOAD="$B/libcprof.so")
+	start_target injtarget --alloc 2
+	TARGET_ENV=()
+	"$ATTACH" -p "$TPID" -t heap --inject -o "$WORK/p.pb.gz" 2>"$WORK/p.err"
+	check "preloaded: --inject captures as without it" [ $? = 0 ]
+	check "... saying so" grep -q "preloaded" "$WORK/p.err"
+	"$ATTACH" -p "$TPID" --eject 2>"$WORK/p.err"
+	check "--eject leaves a preloaded shim alone (exit 3)" [ $? = 3 ]
+	kill "$TPID"
+	start_target injtarget --alloc 2
+	"$ATTACH" -p "$TPID" -t mutex --inject -d 1 -q -o "$WORK/p.pb.gz"
+	check "mutex with --inject" [ $? = 0 ]
+	"$ATTACH" -p "$TPID" -t block --inject -d 1 -q -o "$WORK/p.pb.gz"
+	check "block with --inject (re-armed, no second dlopen)" [ $? = 0 ]
+	"$ATTACH" -p "$TPID" --eject -q
+	check "--eject of an injected shim" [ $? = 0 ]
+	check "target clean" clean "$(report injtarget)"
+	kill "$TPID"
+fi
+
 if case_wanted accuracy; then
 	start_target injtarget --alloc 0
 	"$ATTACH" -p "$TPID" -t heap --inject --inject-rate 64K -d 3 -o "$WORK/g.pb.gz" \
