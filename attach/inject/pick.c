@@ -16,6 +16,7 @@
 
 #include "attach/inject/dynsym.h"
 #include "attach/inject/pick.h"
+#include "attach/inject/remcall.h"
 #include "common/proc.h"
 #include "common/troot.h"
 #include "common/vmread.h"
@@ -34,6 +35,7 @@ struct obj {
 struct pick {
 	pid_t pid;
 	struct maps maps;
+	char exe[4096];         /* the executable's path in maps: never an "allocator object" */
 	struct obj obj[OBJ_MAX];
 	int nobj;
 	unsigned char *stack;
@@ -109,7 +111,13 @@ static struct obj *obj_get(struct pick *p, const char *path)
 		p->obj[i].tried = 1;
 		fd = troot_open(p->pid, troot_target_path(p->pid, path), TROOT_FOLLOW, &why);
 		if (fd >= 0) {
+			/*
+			 * The executable is left out: its frames are on every
+			 * stack, and one that links its own allocator would
+			 * hold every injection off.
+			 */
 			p->obj[i].allocator = !is_libc(path) && !is_shim(path) &&
+					      strcmp(path, p->exe) != 0 &&
 					      dynsym_lookup(fd, "malloc", &v) == 0;
 			p->obj[i].img = elf_image_open(fd);
 			close(fd);
@@ -128,6 +136,14 @@ struct pick *pick_new(pid_t pid, const char **why)
 		return NULL;
 	}
 	p->pid = pid;
+	{
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		n = readlink(link, p->exe, sizeof(p->exe) - 1);
+		p->exe[n > 0 ? n : 0] = 0;
+	}
 	maps_init(&p->maps);
 	if (maps_read(&p->maps, pid) < 0) {
 		*why = "its memory map cannot be read";
@@ -342,7 +358,15 @@ int pick_vet(void *ctx, pid_t pid, pid_t tid, const struct user_regs_struct *reg
 	struct pick *p = ctx;
 	const char *name;
 
+	const struct map_entry *e = maps_find(&p->maps, regs->rsp);
+
 	(void)pid;
+	/* Room for the frame, the xstate and the callee (dlopen runs constructors). */
+	if (!e || (strcmp(e->path, "[stack]") != 0 &&
+		   regs->rsp - e->start < REMCALL_STACK_NEED + REMCALL_REDZONE + (64u << 10))) {
+		snprintf(why, cap, "thread %d has too little stack left for the call", (int)tid);
+		return -1;
+	}
 	if (stack_bad(p, tid, regs->rsp, regs->rip, &name)) {
 		snprintf(why, cap, "thread %d is inside %s", (int)tid, name);
 		return -1;

@@ -168,4 +168,27 @@ if case_wanted kill; then
 	kill "$TPID"
 fi
 
+if case_wanted killanywhere; then
+	# cprof-attach --inject SIGKILLed at arbitrary moments (during the
+	# dlopen, an arm, a read, a disarm): no thread left stopped, no EINTR,
+	# the data intact, and the next --inject still works (a dlopen the
+	# thread finished alone is found mapped and only armed).
+	start_target injtarget
+	for i in $(seq 1 $((10 * scale))); do
+		"$ATTACH" -p "$TPID" -t heap --inject -d 1 -q -o "$WORK/k.pb.gz" 2>/dev/null &
+		ap=$!
+		sleep "0.0$((RANDOM % 60 + 1))"
+		kill -9 "$ap" 2>/dev/null
+		wait "$ap" 2>/dev/null
+		not_stopped "$TPID" || fail "kill $i left a thread stopped"
+	done
+	"$ATTACH" -p "$TPID" -t heap --inject -q -o "$WORK/k.pb.gz"
+	check "an injection after the killed ones works" [ $? = 0 ]
+	check "one libcprof.so loaded" [ "$(grep -c 'r-xp.*libcprof.so' /proc/"$TPID"/maps)" = 1 ]
+	r=$(report injtarget)
+	echo "target: $r"
+	check "0 EINTR, 0 bad returns, checksums intact" clean "$r"
+	kill "$TPID"
+fi
+
 finish
