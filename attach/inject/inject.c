@@ -229,7 +229,7 @@ static int call_somewhere(struct inject *in, const char *what, uint64_t fn, cons
 	struct remcall_req req;
 	struct remcall_res res;
 	struct pick *p = NULL;
-	char blame[300] = "no thread could be chosen";
+	char blame[300] = "no thread could be chosen", held[300] = "";
 	const char *why;
 	uint64_t end = clock_mono_ns() + in->deadline_ms * 1000000ull;
 	pid_t tid;
@@ -251,6 +251,8 @@ static int call_somewhere(struct inject *in, const char *what, uint64_t fn, cons
 		}
 		req.vet_ctx = p;
 		r = pick_once(p, &tid, blame, sizeof(blame));
+		if (r == 0)
+			snprintf(held, sizeof(held), "%s", blame); /* the cause worth naming at the end */
 		if (r == 1) {
 			r = remcall_call(in->pid, tid, &req, &res);
 			if (r == REMCALL_OK || r == REMCALL_TIMEOUT) {
@@ -278,7 +280,7 @@ static int call_somewhere(struct inject *in, const char *what, uint64_t fn, cons
 		p = NULL;
 		if (clock_mono_ns() + PICK_RETRY_MS * 1000000ull >= end) {
 			error("cannot %s in %d within %llu ms: %s", what, (int)in->pid,
-			      (unsigned long long)in->deadline_ms, blame);
+			      (unsigned long long)in->deadline_ms, held[0] ? held : blame);
 			break;
 		}
 		sleep_ms(PICK_RETRY_MS);

@@ -45,7 +45,7 @@
 
 #define SLOTS 256
 
-static atomic_ulong eintrs, bad_returns, checksum_errors, allocs, slow_calls;
+static atomic_ulong eintrs, bad_returns, checksum_errors, allocs, slow_calls, slow_started;
 static atomic_ulong epoll_over_max_us, nsleep_over_max_us, waits;
 static atomic_uint futex_word;
 static int pipe_rw[2];
@@ -76,6 +76,7 @@ __attribute__((noinline, used)) long injectee_slow(long ms)
 	uint64_t end = mono_us() + (uint64_t)ms * 1000u;
 	volatile unsigned long x = 0;
 
+	atomic_fetch_add(&slow_started, 1);
 	while (mono_us() < end)
 		x++;
 	atomic_fetch_add(&slow_calls, 1);
@@ -270,10 +271,10 @@ static void on_term(int sig)
 static void report(void)
 {
 	printf("end allocs=%lu eintr=%lu bad=%lu checksum_errors=%lu epoll_over_max_us=%lu "
-	       "nsleep_over_max_us=%lu waits=%lu slow_calls=%lu\n",
+	       "nsleep_over_max_us=%lu waits=%lu slow_started=%lu slow_calls=%lu\n",
 	       atomic_load(&allocs), atomic_load(&eintrs), atomic_load(&bad_returns),
 	       atomic_load(&checksum_errors), atomic_load(&epoll_over_max_us),
-	       atomic_load(&nsleep_over_max_us), atomic_load(&waits), atomic_load(&slow_calls));
+	       atomic_load(&nsleep_over_max_us), atomic_load(&waits), atomic_load(&slow_started), atomic_load(&slow_calls));
 	fflush(stdout);
 }
 
