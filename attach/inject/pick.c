@@ -281,14 +281,23 @@ static int stack_bad(struct pick *p, pid_t tid, uint64_t sp, uint64_t pc, const 
 	return 0;
 }
 
-/* Calls after which a restart is exact (or through restart_syscall): a thread there may be used. */
+/*
+ * Calls that the stop breaks and the restart resumes exactly: without a
+ * timeout, or with one the kernel keeps (restart_block: poll, nanosleep;
+ * the remaining time written back: ppoll, select, pselect6). epoll_wait
+ * with a timeout returns EINTR and would restart with its whole timeout
+ * again: a thread there is never used (repeated calls would postpone its
+ * timeout for ever).
+ */
 static int restartable(long nr, const uint64_t *a)
 {
 	switch (nr) {
 	case 0: case 19: case 45: case 47: case 43: case 288: /* read readv recvfrom recvmsg accept accept4 */
-	case 7: case 271: case 232: case 281: case 23: case 270: /* poll ppoll epoll_wait epoll_pwait select pselect6 */
+	case 7: case 271: case 23: case 270: /* poll ppoll select pselect6 */
 	case 35: case 230: case 61: case 34: /* nanosleep clock_nanosleep wait4 pause */
 		return 1;
+	case 232: case 281: /* epoll_wait, epoll_pwait: only without a timeout */
+		return (int)a[3] < 0;
 	case 202: /* futex: a wait without a timeout */
 		return ((a[1] & 0x7f) == 0 || (a[1] & 0x7f) == 9) && a[3] == 0;
 	default:

@@ -47,6 +47,8 @@
 
 static atomic_ulong eintrs, bad_returns, checksum_errors, allocs, slow_calls, slow_started;
 static atomic_ulong epoll_over_max_us, nsleep_over_max_us, waits;
+/* Since the last report: the overshoot of each timed wait, summed, and the waits. */
+static atomic_ulong epoll_over_sum_us, epoll_n, nsleep_over_sum_us, nsleep_n;
 static atomic_uint futex_word;
 static int pipe_rw[2];
 static volatile sig_atomic_t report_wanted, stop_wanted, grow_wanted;
@@ -138,6 +140,10 @@ static void *epoll_main(void *arg)
 			atomic_fetch_add(&bad_returns, 1);
 		if (r == 0 && dt > 100000)
 			max_store(&epoll_over_max_us, dt - 100000);
+		if (r == 0) {
+			atomic_fetch_add(&epoll_over_sum_us, dt > 100000 ? dt - 100000 : 0);
+			atomic_fetch_add(&epoll_n, 1);
+		}
 		atomic_fetch_add(&waits, 1);
 	}
 	return NULL;
@@ -158,6 +164,10 @@ static void *nsleep_main(void *arg)
 			atomic_fetch_add(&bad_returns, 1);
 		if (r == 0 && dt > 50000)
 			max_store(&nsleep_over_max_us, dt - 50000);
+		if (r == 0) {
+			atomic_fetch_add(&nsleep_over_sum_us, dt > 50000 ? dt - 50000 : 0);
+			atomic_fetch_add(&nsleep_n, 1);
+		}
 		atomic_fetch_add(&waits, 1);
 	}
 	return NULL;
@@ -270,6 +280,11 @@ static void on_term(int sig)
 
 static void report(void)
 {
+	unsigned long en = atomic_exchange(&epoll_n, 0), es = atomic_exchange(&epoll_over_sum_us, 0);
+	unsigned long nn = atomic_exchange(&nsleep_n, 0), ns = atomic_exchange(&nsleep_over_sum_us, 0);
+
+	printf("waits epoll_n=%lu epoll_over_mean_us=%lu nsleep_n=%lu nsleep_over_mean_us=%lu\n", en,
+	       en ? es / en : 0, nn, nn ? ns / nn : 0);
 	printf("end allocs=%lu eintr=%lu bad=%lu checksum_errors=%lu epoll_over_max_us=%lu "
 	       "nsleep_over_max_us=%lu waits=%lu slow_started=%lu slow_calls=%lu\n",
 	       atomic_load(&allocs), atomic_load(&eintrs), atomic_load(&bad_returns),
