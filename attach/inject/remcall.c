@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,8 +166,10 @@ static uint64_t now_ns(void)
 
 /*
  * Wait for a stop or the end of tid until deadline (monotonic ns): 1 and
- * *status, 0 at the deadline. SIGCHLD may be taken by another thread, so
- * the wait polls waitpid at most every millisecond between wake-ups.
+ * *status, 0 at the deadline. SIGCHLD is blocked in this thread during
+ * the call (remcall_call()) so that sigtimedwait wakes at the stop; it may
+ * still go to another thread, so the wait also polls waitpid at most every
+ * millisecond.
  */
 static int wait_stop(pid_t tid, int *status, uint64_t deadline, struct remcall_res *res)
 {
@@ -368,6 +371,7 @@ static int at_sigreturn(pid_t tid, uint64_t restorer, uint64_t frame)
 int remcall_call(pid_t pid, pid_t tid, const struct remcall_req *req, struct remcall_res *res)
 {
 	struct saved sv;
+	sigset_t chld, old_mask;
 	struct user_regs_struct call, back;
 	unsigned char *buf = NULL;
 	uint64_t t0, deadline, frame = 0, blob_at = 0;
@@ -376,11 +380,13 @@ int remcall_call(pid_t pid, pid_t tid, const struct remcall_req *req, struct rem
 
 	memset(res, 0, sizeof(*res));
 	memset(&sv, 0, sizeof(sv));
-	(void)pid;
 	if (req->blob_len > REMCALL_BLOB_MAX || !req->restorer || !req->fn) {
 		why_set(res, "bad remote call request");
 		return REMCALL_UNTOUCHED;
 	}
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &old_mask);
 	t0 = now_ns();
 	sv.xs = malloc(XSTATE_CAP);
 	buf = malloc(XSTATE_CAP + REMCALL_BLOB_MAX + 4096);
@@ -550,5 +556,6 @@ out:
 		res->stop_signal = watchdog_stop_signal();
 	free(buf);
 	free(sv.xs);
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	return rc;
 }
