@@ -314,6 +314,7 @@ static int shim_call(struct inject *in, const char *what, const char *sym, const
 		     int *result)
 {
 	uint64_t fn, a_result, a_calls, a_why, before = 0, after = 0;
+	uint64_t end = clock_mono_ns() + in->deadline_ms * 1000000ull;
 	char why[WHY_LEN];
 	int code;
 
@@ -331,12 +332,20 @@ static int shim_call(struct inject *in, const char *what, const char *sym, const
 		error("cannot %s in %d: its memory cannot be read", what, (int)in->pid);
 		return EXIT_ATTACH;
 	}
-	if ((code = call_somewhere(in, what, fn, args, NULL, 0, -1)))
-		return code;
-	if (vm_read(in->pid, a_calls, &after, sizeof(after)) < 0 ||
-	    vm_read(in->pid, a_result, result, sizeof(*result)) < 0) {
-		error("cannot %s in %d: its memory cannot be read after the call", what, (int)in->pid);
-		return EXIT_ATTACH;
+	for (;;) {
+		if ((code = call_somewhere(in, what, fn, args, NULL, 0, -1)))
+			return code;
+		if (vm_read(in->pid, a_calls, &after, sizeof(after)) < 0 ||
+		    vm_read(in->pid, a_result, result, sizeof(*result)) < 0) {
+			error("cannot %s in %d: its memory cannot be read after the call", what,
+			      (int)in->pid);
+			return EXIT_ATTACH;
+		}
+		/* Another arm or disarm under way (the dlopen hook's patch): again, until the deadline. */
+		if (after == before || *result != -EBUSY || clock_mono_ns() >= end)
+			break;
+		before = after;
+		sleep_ms(PICK_RETRY_MS);
 	}
 	if (after == before) {
 		error("cannot %s in %d: the call did not run (cprof_inject_calls unchanged)", what,

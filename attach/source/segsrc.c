@@ -362,9 +362,10 @@ static int inject_here(const struct capture_req *q, struct member *m)
 	}
 	if ((code = inject_load(in)) != EXIT_OK)
 		return code;
+	/* (uint64_t)-1: the target's CPROF_BLOCK_RATE / CPROF_MUTEX_FRACTION, or their defaults. */
 	if ((code = inject_arm(in, flags, flags == INJECT_HEAP ? q->inject_rate : 0,
-			       flags == INJECT_LOCKS ? SEG_DEFAULT_BLOCK_RATE : 0,
-			       flags == INJECT_LOCKS ? SEG_DEFAULT_MUTEX_FRACTION : 0)) != EXIT_OK)
+			       flags == INJECT_LOCKS ? UINT64_MAX : 0,
+			       flags == INJECT_LOCKS ? UINT64_MAX : 0)) != EXIT_OK)
 		return code;
 	note("libcprof.so %s %d (%s): recording from now on; the call stopped one thread "
 	     "for %.0f us at most", in->loaded ? "injected into" : "armed again in", (int)t->pid,
