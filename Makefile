@@ -96,8 +96,9 @@ TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/injectee-%)
 TARGET_BIN += $(ALLOCATORS:%=$(B)/tests/targets/heapload-%) \
 	$(if $(filter jemalloc,$(ALLOCATORS)),$(B)/tests/targets/libheapplugin.so $(B)/tests/targets/mallocext-jemalloc \
 		$(B)/tests/targets/heapload-static-jemalloc)
-TARGET_SRC := $(filter-out tests/targets/heapplugin.c,$(TARGET_SRC))
-TARGET_BIN := $(filter-out $(B)/tests/targets/heapplugin,$(TARGET_BIN))
+TARGET_SRC := $(filter-out tests/targets/heapplugin.c tests/targets/injplugin.c,$(TARGET_SRC))
+TARGET_BIN += $(B)/tests/targets/libinjplugin.so
+TARGET_BIN := $(filter-out $(B)/tests/targets/heapplugin $(B)/tests/targets/injplugin,$(TARGET_BIN))
 # Source lines (tests/e2e/t_lines.sh, t_debugfiles.sh): lines is built
 # -O2 -g; its stripped copies keep their debug information elsewhere: a
 # file to put under a .build-id directory or serve from debuginfod (-bid),
@@ -212,6 +213,10 @@ $(B)/tests/targets/injectee: tests/targets/injectee.c shim/segment.h
 $(B)/tests/targets/injectee-%: tests/targets/injectee.c shim/segment.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -I. -o $@ $< -Wl,--no-as-needed -l$* -Wl,--as-needed -ldl
+
+$(B)/tests/targets/libinjplugin.so: tests/targets/injplugin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -fPIC -shared -o $@ $<
 
 $(B)/tests/targets/mallocext-%: tests/targets/mallocext.c
 	@mkdir -p $(dir $@)

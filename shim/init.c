@@ -129,6 +129,19 @@ static void shim_fork_child(void)
 		__atomic_store_n(&shim_active, 3, __ATOMIC_RELEASE);
 		__atomic_store_n(&shim_state, SHIM_OFF, __ATOMIC_RELEASE);
 	}
+	if (shim_late && !__atomic_load_n(&inject_armed, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 2) {
+		/*
+		 * A dormant injected shim: the parent's segment is not the
+		 * child's, and the child needs one only when armed; the next
+		 * arm activates afresh (no copy of buckets at every fork of a
+		 * pre-forking server that was profiled once).
+		 */
+		labels_fini();
+		blocks_fini();
+		table_drop_child();
+		__atomic_store_n(&shim_active, 0, __ATOMIC_RELEASE);
+	}
 	if (__atomic_load_n(&shim_active, __ATOMIC_ACQUIRE) == 2 && table_restart() != 0) {
 		table_fini();
 		blocks_fini();

@@ -18,6 +18,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -315,7 +316,11 @@ int cprof_inject_arm(uint64_t flags, uint64_t sample_rate, uint64_t block_rate,
 	__atomic_store_n(&inject_armed, 1, __ATOMIC_RELEASE);
 	rc = inject_patch(flags);
 	if (rc < 0) {
-		inject_why("a GOT slot could not be written (mprotect refused? errno %d)", -rc);
+		if (rc == -EFAULT)
+			inject_why("a GOT slot's page is not in /proc/self/maps");
+		else
+			inject_why("mprotect refused to make a GOT page writable (errno %d): a seccomp "
+				   "or LSM policy?", -rc);
 		(void)inject_unpatch(SEG_INJECT_DORMANT);
 		goto err;
 	}
@@ -361,12 +366,22 @@ void inject_fork_child(void)
 		inject_mono = inject_clock(CLOCK_MONOTONIC);
 }
 
-/* Objects loaded while armed get their slots patched too. */
+/*
+ * Objects loaded while armed get their slots patched too. An arm or
+ * disarm under way holds the try-lock for a moment (this thread holds no
+ * loader lock here, so it cannot be what that call waits for): wait for
+ * it, bounded, rather than leave the new object unpatched.
+ */
 static void inject_after_load(void *h)
 {
 	int saved = errno;
+	unsigned i;
 
-	if (h != NULL && __atomic_load_n(&inject_armed, __ATOMIC_ACQUIRE) && inject_try_lock()) {
+	if (h == NULL || !__atomic_load_n(&inject_armed, __ATOMIC_ACQUIRE))
+		return;
+	for (i = 0; i < 10000 && !inject_try_lock(); i++)
+		sched_yield();
+	if (i < 10000) {
 		if (__atomic_load_n(&inject_armed, __ATOMIC_ACQUIRE))
 			(void)inject_patch(inject_flags);
 		inject_unlock();

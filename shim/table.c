@@ -325,6 +325,18 @@ int table_restart(void)
 	return 0;
 }
 
+void table_drop_child(void)
+{
+	struct seg_header *old = table_seg;
+
+	table_mutex = 0;
+	table_wait_gen = 0;
+	if (old == NULL)
+		return;
+	table_signal_copied(old); /* the parent must not wait for a copy that will not come */
+	table_fini();
+}
+
 /* 64-bit hash of kind, label set and frames (multiply-xorshift per frame). */
 static uint64_t table_hash(uint32_t kind, uint32_t labels, const uint64_t *frames, uint32_t n)
 {

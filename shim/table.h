@@ -70,6 +70,13 @@ int table_restart(void);
 void table_set_info(const struct seg_header *info);
 
 /*
+ * In a fork child that needs no segment (a dormant injected shim): lets
+ * go of the parent's (unmapped here, the parent told not to wait) and
+ * leaves the table off until the next table_init.
+ */
+void table_drop_child(void);
+
+/*
  * Injection (segment.h): the header's inject_ns and inject_state, now and
  * in any later segment (a fork child's); the reader's last beat (0: none
  * or no segment); new rates for an arm; every bucket's counters to zero,
