@@ -562,7 +562,8 @@ static const struct optdef rows[] = {
 	  "heap, allocs, mutex, block: load libcprof.so into a\n"
 	  "process not started with it (by ptrace, on one thread\n"
 	  "stopped for the call), record from now on, disarm it\n"
-	  "at the end (it stays loaded, dormant)",
+	  "at the end (it stays loaded, dormant); a window of\n"
+	  "-d (default 30s) from the injection",
 	  NULL, NULL, OPTGROUP_MAIN },
 	{ "eject", OPT_EJECT, NULL, set_flag,
 	  "disarm a libcprof.so that --inject armed, and exit",

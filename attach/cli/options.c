@@ -163,7 +163,7 @@ static int injectable(const struct kind *k)
 }
 
 /* --inject, --eject and their companions. 0 or -1. */
-static int options_check_inject(const struct options *o)
+static int options_check_inject(struct options *o)
 {
 	if ((o->inject_rate || o->inject_deadline_ms) && !o->inject && !o->eject)
 		return error("options \"--inject-rate\" and \"--inject-deadline\" need --inject or --eject");
@@ -181,6 +181,10 @@ static int options_check_inject(const struct options *o)
 			     o->kind->name);
 	if (o->children)
 		return error("--inject loads libcprof.so into one process: drop --children");
+	/* A snapshot the moment after the arm holds nothing: a window, 30 s unless -d says. */
+	if (!o->duration_given && o->every_ns && o->duration_ns > o->every_ns)
+		o->duration_ns = o->every_ns;
+	o->duration_given = 1;
 	return 0;
 }
 

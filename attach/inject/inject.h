@@ -34,6 +34,7 @@ struct inject {
 	int preloaded;            /* libcprof.so was mapped before us and not armable */
 	int loaded;               /* we dlopen'd it */
 	int armed;                /* we armed it (to disarm at the end) */
+	int fresh;                /* armed by this capture: its window starts from nothing */
 	uint32_t ncalls;          /* remote calls made */
 	uint64_t stop_ns_max, stop_ns_sum;
 };

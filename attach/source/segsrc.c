@@ -367,6 +367,7 @@ static int inject_here(const struct capture_req *q, struct member *m)
 			       flags == INJECT_LOCKS ? UINT64_MAX : 0,
 			       flags == INJECT_LOCKS ? UINT64_MAX : 0)) != EXIT_OK)
 		return code;
+	in->fresh = 1;
 	note("libcprof.so %s %d (%s): recording from now on; the call stopped one thread "
 	     "for %.0f us at most", in->loaded ? "injected into" : "armed again in", (int)t->pid,
 	     t->comm, (double)in->stop_ns_max / 1e3);
@@ -438,6 +439,15 @@ static int root_open(const struct capture_req *q, struct member *m, struct profi
 	if ((code = copy_segment(t, m->addr, m->len, &m->a)) != EXIT_OK)
 		return code;
 	m->have_a = 1;
+	if (q->inject && q->inject->fresh) {
+		/*
+		 * Armed by this capture: every count is since the arm, so the
+		 * window's base is empty (a copy made a moment after the arm
+		 * would take away what was allocated in between and freed later).
+		 */
+		m->a.n = 0;
+		q->inject->fresh = 0;
+	}
 	report_shim(t, &m->a.h);
 	if (m->a.h.state == SEG_STATE_OFF) {
 		char note_text[sizeof(m->a.h.note)];

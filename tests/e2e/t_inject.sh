@@ -68,7 +68,7 @@ if case_wanted preloaded; then
 	TARGET_ENV=(LD_PRELOAD="$B/libcprof.so")
 	start_target injtarget --alloc 2
 	TARGET_ENV=()
-	"$ATTACH" -p "$TPID" -t heap --inject -o "$WORK/p.pb.gz" 2>"$WORK/p.err"
+	"$ATTACH" -p "$TPID" -t heap --inject -d 100ms -o "$WORK/p.pb.gz" 2>"$WORK/p.err"
 	check "preloaded: --inject captures as without it" [ $? = 0 ]
 	check "... saying so" grep -q "preloaded" "$WORK/p.err"
 	"$ATTACH" -p "$TPID" --eject 2>"$WORK/p.err"
@@ -106,12 +106,12 @@ fi
 if case_wanted malloc_info; then
 	start_target injtarget --hold 2500
 	minfo=$(sed -n 's/^minfo //p' "$WORK/injtarget.out")
-	"$ATTACH" -p "$TPID" -t heap --inject --inject-deadline 500ms -o "$WORK/m.pb.gz" 2>"$WORK/m.err"
+	"$ATTACH" -p "$TPID" -t heap --inject -d 100ms --inject-deadline 500ms -o "$WORK/m.pb.gz" 2>"$WORK/m.err"
 	rc=$?
 	check "a thread inside malloc_info: a short deadline gives up (exit 3)" [ $rc = 3 ]
 	check "... naming the thread" grep -q "thread $minfo " "$WORK/m.err" || cat "$WORK/m.err"
 	check "... and nothing was loaded" sh -c "! grep -q libcprof.so /proc/$TPID/maps"
-	"$ATTACH" -p "$TPID" -t heap --inject -o "$WORK/m.pb.gz" 2>"$WORK/m.err"
+	"$ATTACH" -p "$TPID" -t heap --inject -d 100ms -o "$WORK/m.pb.gz" 2>"$WORK/m.err"
 	check "the default deadline waits until it leaves, then injects" [ $? = 0 ] || cat "$WORK/m.err"
 	check "target clean after the wait" clean "$(report injtarget)"
 	kill "$TPID"
@@ -121,7 +121,7 @@ if case_wanted cycles; then
 	start_target injtarget
 	fails=0
 	for i in $(seq 1 "$cycles"); do
-		"$ATTACH" -p "$TPID" -t heap --inject -q -o "$WORK/c.pb.gz" || fails=$((fails + 1))
+		"$ATTACH" -p "$TPID" -t heap --inject -d 100ms -q -o "$WORK/c.pb.gz" || fails=$((fails + 1))
 		not_stopped "$TPID" || fail "cycle $i left a thread stopped"
 	done
 	check "$cycles inject/capture/eject cycles" [ "$fails" = 0 ]
@@ -184,7 +184,7 @@ if case_wanted killanywhere; then
 		wait "$ap" 2>/dev/null
 		not_stopped "$TPID" || fail "kill $i left a thread stopped"
 	done
-	"$ATTACH" -p "$TPID" -t heap --inject -q -o "$WORK/k.pb.gz"
+	"$ATTACH" -p "$TPID" -t heap --inject -d 100ms -q -o "$WORK/k.pb.gz"
 	check "an injection after the killed ones works" [ $? = 0 ]
 	check "one libcprof.so loaded" [ "$(grep -c 'r-xp.*libcprof.so' /proc/"$TPID"/maps)" = 1 ]
 	r=$(report injtarget)
