@@ -167,6 +167,14 @@ if case_wanted kill; then
 	own=$(awk '/^SigBlk/ { print $2 }' "$(ls -d /proc/"$TPID"/task/* | tail -1)"/status)
 	masks=$(for t in $called; do awk '/^SigBlk/ { print $2 }' /proc/"$TPID"/task/"$t"/status; done | sort -u)
 	check "the signal masks are the threads' own again ($own)" [ "$masks" = "$own" ]
+	# A call past its deadline: detached, exit 3, and it finishes by itself.
+	"$TOOLS/remcall" "$TPID" "$tid" "$fn" 1000 1 200 2>"$WORK/d.err"
+	check "a call past its deadline: exit 3" [ $? = 3 ]
+	check "... saying it finishes by itself" grep -q "finishes by itself" "$WORK/d.err"
+	sleep 1.5
+	r=$(report injtarget)
+	check "... and it did" sh -c "echo '$r' | grep -q 'slow_started=$((started + 1)) slow_calls=$((started + 1))\$'"
+	check "... cleanly" clean "$r"
 	kill "$TPID"
 fi
 
