@@ -22,8 +22,11 @@
 #include "common/vmread.h"
 #include "unwind/elfimg.h"
 #include "unwind/maps.h"
+#include "unwind/space.h"
+#include "unwind/unwinder.h"
 
 #define OBJ_MAX 512
+#define PICK_DEPTH 128
 
 struct obj {
 	char *path;
@@ -39,21 +42,31 @@ struct pick {
 	struct obj obj[OBJ_MAX];
 	int nobj;
 	unsigned char *stack;
+	struct space *space;    /* for the unwinder */
+	struct unwinder *uw;    /* NULL: the conservative scan alone */
+	uint32_t unwound, scanned; /* stacks judged by each way */
 };
 
 /*
  * Names of frames that may hold a lock dlopen takes: the allocator, the
- * loader, stdio. Compared after leading underscores and "GI_" are skipped.
+ * loader, stdio. Compared after leading underscores and "GI_" are
+ * skipped: whole names, and prefixes of internal families (a prefix such
+ * as "free" would take bash's freeze_jobs_list for the allocator).
  */
+static const char *const bad_exact[] = {
+	"malloc", "free", "cfree", "realloc", "calloc", "reallocarray", "memalign", "posix_memalign",
+	"aligned_alloc", "valloc", "pvalloc", "mallinfo", "mallinfo2", "malloc_info", "malloc_stats",
+	"malloc_trim", "malloc_usable_size", "dlopen", "dlclose", "dlsym", "dlvsym", "dlmopen",
+	"dlerror", "dladdr", "dladdr1", "dlinfo", "dl_iterate_phdr", "fflush", "fwrite", "fputs",
+	"fputc", "fprintf", "printf", "vprintf", "vfprintf", "dprintf", "puts", "putc", "putchar",
+	"fgets", "fgetc", "getc", "ungetc", "fread", "getline", "getdelim", "fclose", "fopen",
+	"fopen64", "fdopen", "freopen", "fseek", "fseeko", "ftell", "ftello", "setvbuf", "strdup",
+	"strndup", "sysmalloc", "new_do_write",
+};
 static const char *const bad_prefix[] = {
-	"malloc", "free", "realloc", "calloc", "int_malloc", "int_free", "int_realloc",
-	"int_memalign", "arena_", "tcache", "mallinfo", "libc_malloc", "libc_free", "libc_calloc",
-	"libc_realloc", "libc_memalign", "libc_dl", "sysmalloc", "ptmalloc", "memalign",
-	"mid_memalign", "posix_memalign", "aligned_alloc", "valloc", "pvalloc", "dl_", "dlopen",
-	"dlclose", "dlsym", "dlvsym", "dlmopen", "dlerror", "dladdr", "IO_", "fflush", "fwrite",
-	"fputs", "fputc", "fprintf", "vfprintf", "printf", "vprintf", "puts", "putc", "fgets",
-	"fread", "getline", "getdelim", "fclose", "fopen", "fdopen", "fseek", "ftell", "new_do_write",
-	"vfprintf_internal", "printf_buffer", "buffered_vfprintf", "strdup", "strndup",
+	"int_", "arena_", "tcache", "malloc_", "libc_malloc", "libc_free", "libc_calloc",
+	"libc_realloc", "libc_memalign", "libc_dl", "mid_memalign", "ptmalloc", "dl_", "dlopen_",
+	"dlclose_", "IO_", "vfprintf_", "printf_buffer", "buffered_vfprintf",
 };
 
 static const char *bare(const char *n)
@@ -72,6 +85,9 @@ static int bad_name(const char *name)
 	const char *b = bare(name);
 	size_t i;
 
+	for (i = 0; i < sizeof(bad_exact) / sizeof(bad_exact[0]); i++)
+		if (!strcmp(b, bad_exact[i]))
+			return 1;
 	for (i = 0; i < sizeof(bad_prefix) / sizeof(bad_prefix[0]); i++)
 		if (!strncmp(b, bad_prefix[i], strlen(bad_prefix[i])))
 			return 1;
@@ -145,6 +161,8 @@ struct pick *pick_new(pid_t pid, const char **why)
 		p->exe[n > 0 ? n : 0] = 0;
 	}
 	maps_init(&p->maps);
+	if ((p->space = space_new(pid)))
+		p->uw = unwinder_new(p->space);
 	if (maps_read(&p->maps, pid) < 0) {
 		*why = "its memory map cannot be read";
 		pick_free(p);
@@ -165,6 +183,8 @@ void pick_free(struct pick *p)
 			elf_image_free(p->obj[i].img);
 	}
 	maps_release(&p->maps);
+	unwinder_free(p->uw);
+	space_free(p->space);
 	free(p->stack);
 	free(p);
 }
@@ -258,8 +278,14 @@ static int frame_bad(struct pick *p, uint64_t addr, int ret, const char **name)
 	return 0;
 }
 
-/* Whether the thread at sp/pc has a frame to refuse: 1 and *name, else 0. */
-static int stack_bad(struct pick *p, pid_t tid, uint64_t sp, uint64_t pc, const char **name)
+/*
+ * Whether the thread at sp/pc (r: its registers when stopped, or NULL)
+ * has a frame to refuse: 1 and *name, else 0. The stack is unwound by CFI
+ * first; only a walk that reached the thread's start is trusted alone,
+ * any other stack is also scanned word by word.
+ */
+static int stack_bad(struct pick *p, pid_t tid, uint64_t sp, uint64_t pc,
+		     const struct user_regs_struct *r, const char **name)
 {
 	const struct map_entry *e = maps_find(&p->maps, sp);
 	size_t n, i;
@@ -271,6 +297,40 @@ static int stack_bad(struct pick *p, pid_t tid, uint64_t sp, uint64_t pc, const 
 		return 0;
 	n = e->end - sp < PICK_SCAN ? (size_t)(e->end - sp) : PICK_SCAN;
 	n = vm_read_upto(p->pid, sp & ~7ull, p->stack, n & ~(size_t)7);
+	if (p->uw && n) {
+		struct thread_image img;
+		uint64_t pcs[PICK_DEPTH];
+		uint8_t sig[PICK_DEPTH];
+		unsigned flags = 0;
+		size_t k, depth;
+
+		memset(&img, 0, sizeof(img));
+		img.regs.r[DWARF_RSP] = sp;
+		img.regs.r[DWARF_RIP] = pc;
+		img.regs.valid = 1u << DWARF_RSP | 1u << DWARF_RIP;
+		if (r) {
+			const uint64_t v[DWARF_NREGS] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi,
+							  r->rdi, r->rbp, r->rsp, r->r8,  r->r9,
+							  r->r10, r->r11, r->r12, r->r13, r->r14,
+							  r->r15, r->rip };
+
+			memcpy(img.regs.r, v, sizeof(v));
+			img.regs.valid = (1u << DWARF_NREGS) - 1;
+		}
+		img.nstacks = 1;
+		img.stack[0].addr = sp & ~7ull;
+		img.stack[0].len = n;
+		img.stack[0].bytes = p->stack;
+		depth = unwinder_unwind(p->uw, &img, pcs, sig, PICK_DEPTH, &flags);
+		if (depth && !(flags & (UNWIND_PARTIAL | UNWIND_TRUNCATED))) {
+			p->unwound++;
+			for (k = 1; k < depth; k++)
+				if (frame_bad(p, pcs[k], 0, name))
+					return 1;
+			return 0;
+		}
+	}
+	p->scanned++;
 	for (i = 0; i + 8 <= n; i += 8) {
 		uint64_t w;
 
@@ -342,7 +402,7 @@ int pick_once(struct pick *p, pid_t *tid, char *blame, size_t cap)
 				continue;
 			nr = -1; /* stopped in user code (a group stop): not a sleeper to use */
 		}
-		if (stack_bad(p, t, sp, pc, &name)) {
+		if (stack_bad(p, t, sp, pc, NULL, &name)) {
 			snprintf(blame, cap, "thread %d sleeps inside %s", (int)t, name);
 			bad = 1;
 			break;
@@ -376,7 +436,7 @@ int pick_vet(void *ctx, pid_t pid, pid_t tid, const struct user_regs_struct *reg
 		snprintf(why, cap, "thread %d has too little stack left for the call", (int)tid);
 		return -1;
 	}
-	if (stack_bad(p, tid, regs->rsp, regs->rip, &name)) {
+	if (stack_bad(p, tid, regs->rsp, regs->rip, regs, &name)) {
 		snprintf(why, cap, "thread %d is inside %s", (int)tid, name);
 		return -1;
 	}
