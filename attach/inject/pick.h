@@ -8,13 +8,16 @@
  * chosen thread is checked again once stopped (pick_vet(), the remote
  * call's vet), from its real registers.
  *
- * A frame is found by a conservative scan of the stack above sp (at most
- * PICK_SCAN bytes, within its mapping): each word that points into an
- * executable file mapping just after a call instruction (read in the
- * object's file) is a return address, named by the object's symbols. Every
- * frame in an object other than libc that defines malloc (jemalloc,
- * tcmalloc) counts as an allocator frame. A stale return address above sp
- * can only make the check stricter, never let a lock holder through.
+ * A stack (at most PICK_SCAN bytes above sp, within its mapping, copied
+ * without a stop) is unwound by CFI (unwind/unwinder.h); a walk that
+ * reaches the thread's start is trusted alone. Any other stack is also
+ * scanned word by word: each word that points into an executable file
+ * mapping just after a call instruction (read in the object's file) is
+ * taken for a return address. Frames are named by the objects' symbols;
+ * every frame in an object other than libc and the executable that
+ * defines malloc (jemalloc, tcmalloc) counts as an allocator frame. A
+ * stale return address found by the scan can only make the check
+ * stricter, never let a lock holder through.
  */
 #include <stddef.h>
 #include <stdint.h>
