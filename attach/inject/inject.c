@@ -153,6 +153,23 @@ int inject_prepare(struct inject *in, pid_t pid, const char *shim, uint64_t dead
 		      "it on the mmap or mprotect that loading libcprof.so needs", (int)pid, seccomp);
 		return EXIT_ATTACH;
 	}
+	/*
+	 * A user shadow stack (CET) checks every return against its own copy:
+	 * the call's return into __restore_rt, which no call pushed, would be
+	 * a control-protection fault, and so would the frame's rt_sigreturn.
+	 */
+	{
+		const char *f = strstr(status, "\nx86_Thread_features:");
+		char line[128] = "";
+
+		if (f)
+			snprintf(line, sizeof(line), "%.*s", (int)strcspn(f + 1, "\n"), f + 1);
+		if (strstr(line, "shstk")) {
+			error("cannot inject into %d: it runs with a shadow stack (CET), which "
+			      "a call made from outside would break", (int)pid);
+			return EXIT_ATTACH;
+		}
+	}
 	if (is_go_program(pid)) {
 		error("cannot inject into %d: it is a Go program; its runtime does not allocate "
 		      "through the C library's malloc", (int)pid);
