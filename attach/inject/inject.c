@@ -25,6 +25,7 @@
 #include "common/proc.h"
 #include "common/troot.h"
 #include "common/vmread.h"
+#include "common/watchdog.h"
 #include "unwind/elfimg.h"
 #include "unwind/maps.h"
 
@@ -262,6 +263,11 @@ static int call_somewhere(struct inject *in, const char *what, uint64_t fn, cons
 	req.deadline_ms = in->deadline_ms;
 	req.vet = pick_vet;
 	for (;;) {
+		/* A stop asked: no new call (one under way was finished first). */
+		if (watchdog_stop_signal()) {
+			error("cannot %s in %d: interrupted", what, (int)in->pid);
+			return EXIT_INTERRUPTED;
+		}
 		if (!(p = pick_new(in->pid, &why))) {
 			error("cannot %s in %d: %s", what, (int)in->pid, why);
 			return EXIT_ATTACH;

@@ -201,4 +201,28 @@ if case_wanted killanywhere; then
 	kill "$TPID"
 fi
 
+if case_wanted sigterm; then
+	# SIGTERM mid-window: the capture ends and the shim is disarmed before
+	# cprof-attach exits; SIGTERM while it waits for a thread: no call.
+	start_target injtarget --alloc 2
+	"$ATTACH" -p "$TPID" -t heap --inject -d 20 -o "$WORK/s.pb.gz" 2>"$WORK/s.err" &
+	ap=$!
+	sleep 1.5
+	kill -TERM "$ap"
+	wait "$ap"
+	check "SIGTERM mid-window: disarmed before the exit" grep -q "disarmed" "$WORK/s.err" ||
+		cat "$WORK/s.err"
+	check "... target clean" clean "$(report injtarget)"
+	kill "$TPID"
+	start_target injtarget --alloc 2 --hold 3000
+	"$ATTACH" -p "$TPID" -t heap --inject -d 1 -o "$WORK/s.pb.gz" 2>"$WORK/s.err" &
+	ap=$!
+	sleep 0.5
+	kill -TERM "$ap"
+	wait "$ap"
+	check "SIGTERM while waiting for a thread: exit 8" [ $? = 8 ]
+	check "... nothing loaded" sh -c "! grep -q libcprof.so /proc/$TPID/maps"
+	kill "$TPID"
+fi
+
 finish
