@@ -112,8 +112,9 @@ int main(int argc, char **argv)
 			r = EXIT_ATTACH;
 		else if (!o.quiet)
 			note("libcprof.so in %d disarmed (it stays loaded, dormant); %u remote calls, "
-			     "the longest stop %.0f us", (int)t.pid, o.inject_state->ncalls,
-			     (double)o.inject_state->stop_ns_max / 1e3);
+			     "the longest stop %.0f us, %u system-call stops in all", (int)t.pid,
+			     o.inject_state->ncalls, (double)o.inject_state->stop_ns_max / 1e3,
+			     o.inject_state->syscalls);
 	}
 	free(o.inject_state);
 	return r;

@@ -281,6 +281,7 @@ static int call_somewhere(struct inject *in, const char *what, uint64_t fn, cons
 			if (r == REMCALL_OK || r == REMCALL_TIMEOUT) {
 				in->ncalls++;
 				in->stop_ns_sum += res.stop_ns;
+				in->syscalls += res.syscalls;
 				if (res.stop_ns > in->stop_ns_max)
 					in->stop_ns_max = res.stop_ns;
 			}

@@ -37,6 +37,7 @@ struct inject {
 	int fresh;                /* armed by this capture: its window starts from nothing */
 	uint32_t ncalls;          /* remote calls made */
 	uint64_t stop_ns_max, stop_ns_sum;
+	uint32_t syscalls;        /* system-call stops the calls passed (each stops the thread twice) */
 };
 
 /*
