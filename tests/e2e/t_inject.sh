@@ -50,6 +50,16 @@ if case_wanted refuse; then
 	check "static binary: refused (exit 3)" [ $rc = 3 ]
 	check "... saying so" grep -q "static binary" "$WORK/n.err"
 	kill "$sp"
+	if [ -x "$TARGETS/gostacks" ]; then
+		start_target gostacks
+		"$ATTACH" -p "$TPID" -t heap --inject -o "$WORK/n.pb.gz" 2>"$WORK/n.err"
+		rc=$?
+		check "Go program: refused (exit 3)" [ $rc = 3 ]
+		check "... saying so" grep -q "Go program" "$WORK/n.err"
+		kill "$TPID"
+	else
+		echo "skip: gostacks not built (no Go toolchain)"
+	fi
 	start_target injtarget --alloc 1
 	strace -f -p "$TPID" -o /dev/null 2>/dev/null &
 	st=$!
