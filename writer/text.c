@@ -230,6 +230,30 @@ int text_write_count(const struct profile *p, const char *name, struct buf *out)
 	return r;
 }
 
+/*
+ * The profile's comments as "# " lines after the header (Go's parser of
+ * the legacy forms skips them): what the profile covers (--inject). A
+ * control byte in one is written as '?'.
+ */
+static int put_comments(struct buf *out, const struct profile *p)
+{
+	const int64_t *c;
+	size_t n, i, k;
+	int r = 0;
+
+	c = profile_comments(p, &n);
+	for (i = 0; i < n && r == 0; i++) {
+		const char *s = profile_string(p, c[i]);
+
+		r = buf_printf(out, "# ");
+		for (k = 0; s[k] && r == 0; k++)
+			r = buf_printf(out, "%c", (unsigned char)s[k] < 0x20 ? '?' : s[k]);
+		if (r == 0)
+			r = buf_printf(out, "\n");
+	}
+	return r;
+}
+
 int text_write_heap(const struct profile *p, int64_t rate, struct buf *out)
 {
 	int64_t t[4] = { 0, 0, 0, 0 };
@@ -247,6 +271,8 @@ int text_write_heap(const struct profile *p, int64_t rate, struct buf *out)
 			t[k] += o[i].s->values[k];
 	r = buf_printf(out, "heap profile: %" PRId64 ": %" PRId64 " [%" PRId64 ": %" PRId64
 		       "] @ heap/%" PRId64 "\n", t[2], t[3], t[0], t[1], 2 * rate);
+	if (r == 0)
+		r = put_comments(out, p);
 	for (i = 0; i < n && r == 0; i++) {
 		const int64_t *v = o[i].s->values;
 
@@ -272,6 +298,8 @@ int text_write_contention(const struct profile *p, const char *name, struct buf 
 		return -1;
 	/* Delays are in nanoseconds: a "cycle" of a nanosecond, estimates already scaled. */
 	r = buf_printf(out, "--- %s:\ncycles/second=1000000000\n", name);
+	if (r == 0)
+		r = put_comments(out, p);
 	for (i = 0; i < n && r == 0; i++) {
 		r = buf_printf(out, "%" PRId64 " %" PRId64 " @", o[i].s->values[1],
 			       o[i].s->values[0]);

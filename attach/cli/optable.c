@@ -300,9 +300,29 @@ static int set_flag(struct options *o, struct given *g, const struct optdef *d, 
 	case OPT_NO_LINE_CACHE: o->no_line_cache = 1; break;
 	case OPT_NO_KERNEL: o->no_kernel = 1; break;
 	case OPT_LINES: o->frame_lines = 1; break;
+	case OPT_INJECT: o->inject = 1; break;
+	case OPT_EJECT: o->eject = 1; break;
 	case OPT_WAKER_STACKS: o->waker_stacks = 1; g->waits = "--waker-stacks"; break;
 	case 'q': o->quiet = 1; break;
 	}
+	return 0;
+}
+
+/* --inject-rate BYTES, --inject-deadline DUR. */
+static int set_inject(struct options *o, struct given *g, const struct optdef *d, const char *arg)
+{
+	uint64_t v;
+
+	(void)g;
+	if (d->key == OPT_INJECT_RATE) {
+		if (parse_uint(arg, 1, 1ull << 40, 1, &v) < 0)
+			return error("invalid --inject-rate \"%s\": expected bytes (64K, 512K)", arg);
+		o->inject_rate = v;
+		return 0;
+	}
+	if (parse_duration(arg, &v) < 0 || v < 1000000ull || v > 600000000000ull)
+		return error("invalid --inject-deadline \"%s\": expected a duration, 1ms..10m", arg);
+	o->inject_deadline_ms = v / 1000000ull;
 	return 0;
 }
 
@@ -537,6 +557,25 @@ static const struct optdef rows[] = {
 	  "(comma-separated, at most 4: thread, tid, state,\n"
 	  "syscall, pid, process, waker, or the program's own)\n"
 	  "as the root frames, \"KEY=VALUE\" or \"[no KEY]\"",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "inject", OPT_INJECT, NULL, set_flag,
+	  "heap, allocs, mutex, block: load libcprof.so into a\n"
+	  "process not started with it (by ptrace, on one thread\n"
+	  "stopped for the call), record from now on, disarm it\n"
+	  "at the end (it stays loaded, dormant); a window of\n"
+	  "-d (default 30s) from the injection",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "eject", OPT_EJECT, NULL, set_flag,
+	  "disarm a libcprof.so that --inject armed, and exit",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "inject-rate", OPT_INJECT_RATE, "BYTES", set_inject,
+	  "with --inject: mean bytes allocated between heap\n"
+	  "samples (default the shim's, 512K)",
+	  NULL, NULL, OPTGROUP_MAIN },
+	{ "inject-deadline", OPT_INJECT_DEADLINE, "DUR", set_inject,
+	  "with --inject or --eject: how long to wait for a\n"
+	  "thread that may take the call, and for the call\n"
+	  "(default 5s); then exit 3 with the reason",
 	  NULL, NULL, OPTGROUP_MAIN },
 	{ "stats", OPT_STATS, NULL, set_flag,
 	  "print the sampler chosen and why, and the profiler's\n"

@@ -150,6 +150,44 @@ static int options_check_run(struct options *o, struct given *g)
 	return 0;
 }
 
+/* Whether kind k may be injected for: the shim's allocation and lock families. */
+static int injectable(const struct kind *k)
+{
+	static const char *const names[] = { "heap", "allocs", "mutex", "block" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(k->name, names[i]))
+			return 1;
+	return 0;
+}
+
+/* --inject, --eject and their companions. 0 or -1. */
+static int options_check_inject(struct options *o)
+{
+	if ((o->inject_rate || o->inject_deadline_ms) && !o->inject && !o->eject)
+		return error("options \"--inject-rate\" and \"--inject-deadline\" need --inject or --eject");
+	if (o->inject && o->eject)
+		return error("--inject arms libcprof.so for a capture and disarms it at the end; "
+			     "--eject only disarms: give one");
+	if (o->eject)
+		return 0;
+	if (!o->inject)
+		return 0;
+	if (o->command->launches || o->command->run)
+		return error("--inject applies to record (-p PID), not to %s", o->command->name);
+	if (!injectable(o->kind))
+		return error("--inject applies to -t heap, allocs, mutex and block, not to %s",
+			     o->kind->name);
+	if (o->children)
+		return error("--inject loads libcprof.so into one process: drop --children");
+	/* A snapshot the moment after the arm holds nothing: a window, 30 s unless -d says. */
+	if (!o->duration_given && o->every_ns && o->duration_ns > o->every_ns)
+		o->duration_ns = o->every_ns;
+	o->duration_given = 1;
+	return 0;
+}
+
 int options_check(struct options *o, const struct given *gin)
 {
 	struct given gr = *gin, *g = &gr;
@@ -218,6 +256,8 @@ int options_check(struct options *o, const struct given *gin)
 		return error("option \"-F\" does not apply to %s profiles, which are not sampled "
 			     "by time",
 			     o->kind->name);
+	if (options_check_inject(o) < 0)
+		return -1;
 	o->children = children;
 	return 0;
 }

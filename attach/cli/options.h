@@ -36,6 +36,8 @@ struct command;
 struct format;
 struct kind;
 
+struct inject;
+
 struct options {
 	const struct command *command; /* record unless another was named */
 	int command_given;        /* a command was named on the line */
@@ -73,6 +75,11 @@ struct options {
 	const struct kind *kinds[OPT_MAX_KINDS];
 	unsigned nkinds;
 	char **cmd;
+	int inject;               /* --inject: load libcprof.so into the process for this capture */
+	int eject;                /* --eject: disarm an injected libcprof.so, nothing else */
+	uint64_t inject_rate;     /* --inject-rate: bytes between heap samples; 0: the shim's default */
+	uint64_t inject_deadline_ms; /* --inject-deadline: each remote call, thread choice included */
+	struct inject *inject_state; /* main.c's, kept across a series; NULL without --inject */
 };
 
 /* What the command line gave, for the checks after it is read. */

@@ -58,6 +58,8 @@ void series_request(const struct options *o, const struct target *t,
 	q->progress = o->progress ? report_progress : NULL;
 	q->debug = debug;
 	q->line_cache = lc;
+	q->inject = o->inject_state;
+	q->inject_rate = o->inject_rate;
 }
 
 /*

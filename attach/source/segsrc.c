@@ -7,6 +7,9 @@
  * ?seconds=.
  */
 #include <errno.h>
+#include <stddef.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "attach/capture/target.h"
+#include "attach/inject/inject.h"
 #include "attach/source/capture.h"
 #include "attach/source/children.h"
 #include "attach/source/labelsrc.h"
@@ -23,6 +27,7 @@
 #include "attach/source/views.h"
 #include "common/err.h"
 #include "common/proc.h"
+#include "common/vmread.h"
 #include "model/profile.h"
 
 /* source_shim_path() (source.h). */
@@ -65,6 +70,55 @@ static int copy_segment(const struct target *t, uint64_t addr, uint64_t len,
 		return EXIT_GONE;
 	error("cannot read the profile of %d (%s): %s", (int)t->pid, t->comm, why);
 	return r == -2 ? EXIT_ATTACH : EXIT_INTERNAL;
+}
+
+/*
+ * --inject: the reader's beat, written into the segment at every read and
+ * every INJECT_BEAT_NS of a window, so that an injected shim whose reader
+ * went quiet for SEG_INJECT_QUIET_NS (cprof-attach killed) disarms itself.
+ */
+#define INJECT_BEAT_NS 2000000000ull
+
+static void inject_beat(const struct capture_req *q, pid_t pid, uint64_t addr)
+{
+	uint64_t now = clock_mono_ns();
+	struct iovec l = { &now, sizeof(now) };
+	struct iovec r = { (void *)(uintptr_t)(addr + offsetof(struct seg_header, reader_beat_ns)),
+			   sizeof(now) };
+
+	if (q->inject && addr)
+		(void)process_vm_writev(pid, &l, 1, &r, 1, 0);
+}
+
+/* Whether the kind q asks for may be injected (the hint of the refusal). */
+static int injectable(const struct capture_req *q)
+{
+	return !strcmp(q->what, "heap") || !strcmp(q->what, "allocs") ||
+	       !strcmp(q->what, "mutex") || !strcmp(q->what, "block");
+}
+
+/* The profile says what it covers: since the injection, nothing before. */
+static void inject_comment(const struct capture_req *q, struct profile *prof,
+			   const struct seg_header *h)
+{
+	char when[64], line[256];
+	time_t s;
+	struct tm tm;
+
+	if (!q->inject || !h || !h->inject_ns || !prof)
+		return;
+	s = (time_t)(h->inject_ns / 1000000000ull);
+	gmtime_r(&s, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (q->what[0] == 'm' || q->what[0] == 'b')
+		snprintf(line, sizeof(line), "lock waits since injection at %s; waits before are "
+			 "not in it", when);
+	else
+		snprintf(line, sizeof(line), "allocations since injection at %s; blocks allocated "
+			 "before are not in it", when);
+	profile_add_comment(prof, line);
+	if (!q->quiet)
+		note("%s", line);
 }
 
 /* Copies s into out (cap bytes) with anything unprintable as '?': it comes from the target. */
@@ -267,6 +321,65 @@ static void member_open(const struct shim_view *view, struct members *ms, struct
 	}
 }
 
+/*
+ * --inject, before the first copy: a shim already armed is read as it is,
+ * a preloaded one too (with a note); a dormant one is armed again; none is
+ * loaded and armed. m->found is then the segment's. EXIT_OK or a code.
+ */
+static int inject_here(const struct capture_req *q, struct member *m)
+{
+	struct inject *in = q->inject;
+	const struct target *t = q->t;
+	char shim[PATH_MAX];
+	uint64_t flags = injectable(q) && (q->what[0] == 'm' || q->what[0] == 'b') ? INJECT_LOCKS
+										    : INJECT_HEAP;
+	int code;
+
+	if (m->found == 1) {
+		struct seg_header h;
+
+		if (vm_read(t->pid, m->addr, &h, sizeof(h)) < 0)
+			return EXIT_OK; /* the copy says why */
+		if (h.inject_state == SEG_INJECT_NONE && !h.inject_ns) {
+			if (!in->preloaded)
+				note("libcprof.so is preloaded in %d (%s): nothing to inject, the "
+				     "capture reads it as it is", (int)t->pid, t->comm);
+			in->preloaded = 1;
+			return EXIT_OK;
+		}
+		if (h.inject_state == SEG_INJECT_ARMED)
+			return EXIT_OK;
+		if (h.inject_state == SEG_INJECT_EJECTED)
+			note("libcprof.so in %d (%s) had disarmed itself (its reader went quiet); "
+			     "armed again: a fresh window", (int)t->pid, t->comm);
+	}
+	if (!in->pid) {
+		source_shim_path(shim, sizeof(shim));
+		if ((code = inject_prepare(in, t->pid, shim, in->deadline_ms)) != EXIT_OK) {
+			in->pid = 0;
+			return code;
+		}
+	}
+	if ((code = inject_load(in)) != EXIT_OK)
+		return code;
+	/* (uint64_t)-1: the target's CPROF_BLOCK_RATE / CPROF_MUTEX_FRACTION, or their defaults. */
+	if ((code = inject_arm(in, flags, flags == INJECT_HEAP ? q->inject_rate : 0,
+			       flags == INJECT_LOCKS ? UINT64_MAX : 0,
+			       flags == INJECT_LOCKS ? UINT64_MAX : 0)) != EXIT_OK)
+		return code;
+	in->fresh = 1;
+	note("libcprof.so %s %d (%s): recording from now on; the call stopped one thread "
+	     "for %.0f us at most", in->loaded ? "injected into" : "armed again in", (int)t->pid,
+	     t->comm, (double)in->stop_ns_max / 1e3);
+	m->found = segment_find(t->pid, &m->addr, &m->len);
+	if (m->found != 1) {
+		error("cannot profile the %s of %d (%s): libcprof.so was armed but shows no "
+		      "segment", q->what, (int)t->pid, t->comm);
+		return EXIT_ATTACH;
+	}
+	return EXIT_OK;
+}
+
 /* The target's own segment, first copy: as without --children, its absence is an error. */
 static int root_open(const struct capture_req *q, struct member *m, struct profile **out,
 		     struct capture_report *rep)
@@ -279,6 +392,8 @@ static int root_open(const struct capture_req *q, struct member *m, struct profi
 
 	m->t = *t;
 	m->found = segment_find(t->pid, &m->addr, &m->len);
+	if (q->inject && m->found >= 0 && (code = inject_here(q, m)) != EXIT_OK)
+		return code;
 	if (m->found < 0) {
 		if (errno == EACCES || errno == EPERM) {
 			target_attach_error(t, EPERM);
@@ -312,15 +427,27 @@ static int root_open(const struct capture_req *q, struct member *m, struct profi
 			      q->what, (int)t->pid, t->comm);
 		else
 			error("cannot profile the %s of %d (%s): libcprof.so is not loaded in it; "
-			      "start it with LD_PRELOAD=%s",
-			      q->what, (int)t->pid, t->comm, shim);
+			      "start it with LD_PRELOAD=%s%s",
+			      q->what, (int)t->pid, t->comm, shim,
+			      injectable(q) ? ", or load it into the running process with --inject"
+					    : "");
 		return EXIT_ATTACH;
 	}
 	if (m->found != 1)
 		return EXIT_OK; /* --children: the descendants may have it */
+	inject_beat(q, t->pid, m->addr);
 	if ((code = copy_segment(t, m->addr, m->len, &m->a)) != EXIT_OK)
 		return code;
 	m->have_a = 1;
+	if (q->inject && q->inject->fresh) {
+		/*
+		 * Armed by this capture: every count is since the arm, so the
+		 * window's base is empty (a copy made a moment after the arm
+		 * would take away what was allocated in between and freed later).
+		 */
+		m->a.n = 0;
+		q->inject->fresh = 0;
+	}
 	report_shim(t, &m->a.h);
 	if (m->a.h.state == SEG_STATE_OFF) {
 		char note_text[sizeof(m->a.h.note)];
@@ -463,12 +590,17 @@ static int window_wait(const struct capture_req *q, struct member *m, int *stop_
 		hold = segment_hold(&held, m->t.pid, m->addr, m->len) == 0;
 	for (;;) {
 		now = clock_mono_ns();
+		uint64_t step = q->inject ? INJECT_BEAT_NS : REREAD_NS;
+
 		r = capture_wait(m->t.pid, -1,
-				 hold || !m->have_a || deadline - now <= REREAD_NS ? deadline
-										: now + REREAD_NS,
+				 (hold && !q->inject) || !m->have_a || deadline - now <= step ? deadline
+											 : now + step,
 				 stop_signal);
 		if (r != 0 || clock_mono_ns() >= deadline)
 			break;
+		inject_beat(q, m->t.pid, m->addr);
+		if (hold)
+			continue;
 		if (member_copy_b(m, segment_read_process, (void *)(intptr_t)m->t.pid) == 0)
 			last = clock_mono_ns();
 	}
@@ -546,6 +678,7 @@ static int segment_window(const struct capture_req *q, struct members *ms, struc
 		segment_release(&ms->m[0].b); /* a copy made during the window, if any */
 		memset(&ms->m[0].b, 0, sizeof(ms->m[0].b));
 		ms->m[0].have_b = 0;
+		inject_beat(q, t->pid, ms->m[0].addr);
 		if (ms->m[0].have_a &&
 		    (code = copy_segment(t, ms->m[0].addr, ms->m[0].len, &ms->m[0].b)) != EXIT_OK)
 			return code;
@@ -597,6 +730,7 @@ static int capture_segment(const struct capture_req *q, struct profile **out,
 	h = members_header(ms);
 	if (!cx.prof && (code = capture_profile(&cx, q->view->period(h ? h : &none))) != EXIT_OK)
 		goto err;
+	inject_comment(q, cx.prof, h);
 	code = members_record(q, ms, cx.prof, rep, rec0);
 	rec0 = NULL;
 	if (code != EXIT_OK)

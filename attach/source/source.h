@@ -80,6 +80,8 @@ enum sampler_wish {
 };
 
 /* One capture, as the command line asks for it. */
+struct inject;
+
 struct capture_req {
 	const struct target *t;
 	const char *what;                 /* the profile type's name, for messages */
@@ -104,6 +106,8 @@ struct capture_req {
 	capture_progress_fn *progress;    /* the live progress line, or NULL */
 	struct debuginfo *debug;          /* the run's debug files for source lines; NULL: none */
 	struct linecache *line_cache;     /* lines resolved in earlier runs; NULL: none */
+	struct inject *inject;            /* --inject: the injection kept across a series; NULL: none */
+	uint64_t inject_rate;             /* --inject-rate, 0: the shim's default */
 };
 
 /*

@@ -110,8 +110,8 @@ done
 start_target duty
 "$ATTACH" -p "$TPID" -t heap -o "$WORK/none.pb.gz" 2>"$WORK/none.err"
 rc=$?
-check "without the shim: exit 3 and the LD_PRELOAD line ($(cat "$WORK/none.err"))" \
-	sh -c "[ $rc = 3 ] && grep -q 'start it with LD_PRELOAD=$(readlink -f "$SHIM")\$' '$WORK/none.err'"
+check "without the shim: exit 3 and the LD_PRELOAD and --inject line ($(cat "$WORK/none.err"))" \
+	sh -c "[ $rc = 3 ] && grep -q 'start it with LD_PRELOAD=$(readlink -f "$SHIM"), or load it into the running process with --inject\$' '$WORK/none.err'"
 check "target never traced" not_stopped "$tp"
 kill "$TPID" 2>/dev/null
 
