@@ -250,11 +250,27 @@ static uint64_t obj_vaddr(const struct elf_image *img, const struct map_entry *e
 }
 
 /*
+ * Whether name is glibc's condition-variable wait: a thread there has
+ * released the mutex it waits with, and an allocator does not wait on a
+ * condition while it holds a lock of its own (jemalloc's background
+ * thread sleeps this way for its whole life, inside the allocator).
+ */
+static int cond_wait_name(const char *name)
+{
+	const char *b = bare(name);
+
+	return !strncmp(b, "pthread_cond_", 13) && strstr(b, "wait") != NULL;
+}
+
+/*
  * Whether addr is a frame to refuse: *name its symbol (or the object's
  * path for an allocator object). ret: addr is a return address (checked
- * for a preceding call), else a pc.
+ * for a preceding call), else a pc. *waits (may be NULL) is set when the
+ * frame is glibc's condition wait; with waiting, a frame of an allocator
+ * object is forgiven (cond_wait_name), a frame whose name is refused is not.
  */
-static int frame_bad(struct pick *p, uint64_t addr, int ret, const char **name)
+static int frame_bad_in(struct pick *p, uint64_t addr, int ret, int waiting, int *waits,
+			const char **name)
 {
 	const struct map_entry *e = maps_find(&p->maps, addr);
 	struct obj *o;
@@ -267,7 +283,9 @@ static int frame_bad(struct pick *p, uint64_t addr, int ret, const char **name)
 	if (!va || (ret && !after_call(o->img, va)))
 		return 0;
 	s = elf_image_symbol(o->img, ret ? va - 1 : va, &start);
-	if (o->allocator) {
+	if (waits && s && is_libc(e->path) && cond_wait_name(s))
+		*waits = 1;
+	if (o->allocator && !waiting) {
 		*name = s ? s : e->path;
 		return 1;
 	}
@@ -276,6 +294,11 @@ static int frame_bad(struct pick *p, uint64_t addr, int ret, const char **name)
 		return 1;
 	}
 	return 0;
+}
+
+static int frame_bad(struct pick *p, uint64_t addr, int ret, const char **name)
+{
+	return frame_bad_in(p, addr, ret, 0, NULL, name);
 }
 
 /*
@@ -323,9 +346,13 @@ static int stack_bad(struct pick *p, pid_t tid, uint64_t sp, uint64_t pc,
 		img.stack[0].bytes = p->stack;
 		depth = unwinder_unwind(p->uw, &img, pcs, sig, PICK_DEPTH, &flags);
 		if (depth && !(flags & (UNWIND_PARTIAL | UNWIND_TRUNCATED))) {
+			int waiting = 0;
+
 			p->unwound++;
+			if (pc)
+				frame_bad_in(p, pc, 0, 0, &waiting, name);
 			for (k = 1; k < depth; k++)
-				if (frame_bad(p, pcs[k], 0, name))
+				if (frame_bad_in(p, pcs[k], 0, waiting, &waiting, name))
 					return 1;
 			return 0;
 		}
