@@ -8,7 +8,7 @@
 #                     the same with cprof-attach and the unit tests built with
 #                     sanitizers, in build-san/ (the shim and the test targets
 #                     stay plain: they run inside other programs)
-#   make stress       the long fault tests (CPROF_STRESS=10)
+#   make stress       the long fault tests, 200 inject cycles (CPROF_STRESS=10)
 #   make fuzz         libFuzzer harnesses (clang) for the untrusted-input
 #                     parsers, each for FUZZ_SECONDS (default 60)
 #   make install      install into $(DESTDIR)$(PREFIX) (default /usr/local)
@@ -326,6 +326,7 @@ stress:
 	scripts/install-deps test
 	$(MAKE) tests
 	CPROF_BUILD=$(CURDIR)/$(B) CPROF_STRESS=10 tests/e2e/run faults
+	CPROF_BUILD=$(CURDIR)/$(B) CPROF_STRESS=10 CPROF_TEST_CASES=cycles bash tests/e2e/t_inject.sh
 
 demo:
 	scripts/install-deps test
