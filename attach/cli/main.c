@@ -108,9 +108,11 @@ int main(int argc, char **argv)
 	if (o.inject_state->armed) {
 		watchdog_take_stop();
 		watchdog_phase("disarming libcprof.so", EXIT_INTERRUPTED, 0);
-		if (inject_disarm(o.inject_state) != 0 && r == EXIT_OK)
-			r = EXIT_ATTACH;
-		else if (!o.quiet)
+		int d = inject_disarm(o.inject_state);
+
+		if (d != 0 && r == EXIT_OK)
+			r = d == EXIT_GONE ? EXIT_GONE : EXIT_ATTACH;
+		else if (d == 0 && !o.quiet)
 			note("libcprof.so in %d disarmed (it stays loaded, dormant); %u remote calls, "
 			     "the longest stop %.0f us, %u system-call stops in all", (int)t.pid,
 			     o.inject_state->ncalls, (double)o.inject_state->stop_ns_max / 1e3,

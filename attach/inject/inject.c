@@ -237,15 +237,56 @@ static int sleep_ms(unsigned ms)
 	return nanosleep(&ts, NULL);
 }
 
+/* What a call's thread is vetted against once stopped (call_vet). */
+struct call_vet_ctx {
+	struct pick *p;
+	uint64_t fn;
+	const char *obj; /* the file name fn must be in: "libcprof.so", or a prefix "libc.so" */
+	int stale;       /* call_vet found fn no longer there: no retry */
+};
+
 /*
- * One remote call of fn on a thread pick.h allows, retried until the
- * deadline. 0, or an exit code (message printed; what names the call).
+ * pick_vet, and then, the thread stopped, whether fn is still code of
+ * the object it was found in: the target may have exec'd (or unloaded the
+ * object) since its address was read, and a call to a stale address would
+ * run whatever is there now. Read from the maps after the stop: while the
+ * thread is held, an exec in another thread kills it rather than replace
+ * the image under the call.
  */
-static int call_somewhere(struct inject *in, const char *what, uint64_t fn, const uint64_t *args,
-			  const void *blob, size_t blob_len, int blob_arg)
+static int call_vet(void *ctx, pid_t pid, pid_t tid, const struct user_regs_struct *regs,
+		    char *why, size_t cap)
+{
+	struct call_vet_ctx *c = ctx;
+	const struct map_entry *e;
+	struct maps m;
+	int ok;
+
+	if (pick_vet(c->p, pid, tid, regs, why, cap) < 0)
+		return -1;
+	maps_init(&m);
+	ok = maps_read(&m, pid) == 0 && (e = maps_find(&m, c->fn)) && (e->perms & MAP_X) &&
+	     !strncmp(base_name(e->path), c->obj, strlen(c->obj));
+	maps_release(&m);
+	if (!ok) {
+		snprintf(why, cap, "%s is no longer mapped where it was (the process exec'd?)",
+			 c->obj);
+		c->stale = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One remote call of fn (in the object obj) on a thread pick.h allows,
+ * retried until the deadline. 0, or an exit code (message printed; what
+ * names the call).
+ */
+static int call_somewhere(struct inject *in, const char *what, uint64_t fn, const char *obj,
+			  const uint64_t *args, const void *blob, size_t blob_len, int blob_arg)
 {
 	struct remcall_req req;
 	struct remcall_res res;
+	struct call_vet_ctx vc = { NULL, fn, obj, 0 };
 	struct pick *p = NULL;
 	char blame[300] = "no thread could be chosen", held[300] = "";
 	const char *why;
@@ -261,7 +302,7 @@ static int call_somewhere(struct inject *in, const char *what, uint64_t fn, cons
 	req.blob_arg = blob_arg;
 	req.restorer = in->restorer;
 	req.deadline_ms = in->deadline_ms;
-	req.vet = pick_vet;
+	req.vet = call_vet;
 	for (;;) {
 		/* A stop asked: no new call (one under way was finished first). */
 		if (watchdog_stop_signal()) {
@@ -272,7 +313,8 @@ static int call_somewhere(struct inject *in, const char *what, uint64_t fn, cons
 			error("cannot %s in %d: %s", what, (int)in->pid, why);
 			return EXIT_ATTACH;
 		}
-		req.vet_ctx = p;
+		vc.p = p;
+		req.vet_ctx = &vc;
 		r = pick_once(p, &tid, blame, sizeof(blame));
 		if (r == 0)
 			snprintf(held, sizeof(held), "%s", blame); /* the cause worth naming at the end */
@@ -299,6 +341,11 @@ static int call_somewhere(struct inject *in, const char *what, uint64_t fn, cons
 				break;
 			}
 			snprintf(blame, sizeof(blame), "%s", res.why);
+			if (vc.stale) {
+				error("cannot %s in %d: %s", what, (int)in->pid, res.why);
+				code = EXIT_GONE;
+				break;
+			}
 		}
 		pick_free(p);
 		p = NULL;
@@ -320,7 +367,7 @@ int inject_load(struct inject *in)
 
 	if (in->mapped[0])
 		return 0;
-	code = call_somewhere(in, "load libcprof.so", in->dlopen, args, in->shim,
+	code = call_somewhere(in, "load libcprof.so", in->dlopen, "libc.so", args, in->shim,
 			      strlen(in->shim) + 1, 0);
 	if (code)
 		return code;
@@ -342,8 +389,14 @@ static int shim_call(struct inject *in, const char *what, const char *sym, const
 	char why[WHY_LEN];
 	int code;
 
-	if (!in->mapped[0] && find_shim(in) < 0)
+	/* Looked up again before every call: the process may have exec'd since (call_vet). */
+	if (find_shim(in) < 0)
 		return EXIT_ATTACH;
+	if (!in->mapped[0]) {
+		error("cannot %s in %d: libcprof.so is no longer in it (the process exec'd?)", what,
+		      (int)in->pid);
+		return EXIT_GONE;
+	}
 	if (target_symbol(in->pid, in->mapped, in->shim_base, sym, &fn) < 0 ||
 	    target_symbol(in->pid, in->mapped, in->shim_base, "cprof_inject_result", &a_result) < 0 ||
 	    target_symbol(in->pid, in->mapped, in->shim_base, "cprof_inject_calls", &a_calls) < 0 ||
@@ -357,7 +410,7 @@ static int shim_call(struct inject *in, const char *what, const char *sym, const
 		return EXIT_ATTACH;
 	}
 	for (;;) {
-		if ((code = call_somewhere(in, what, fn, args, NULL, 0, -1)))
+		if ((code = call_somewhere(in, what, fn, "libcprof.so", args, NULL, 0, -1)))
 			return code;
 		if (vm_read(in->pid, a_calls, &after, sizeof(after)) < 0 ||
 		    vm_read(in->pid, a_result, result, sizeof(*result)) < 0) {

@@ -145,6 +145,29 @@ if case_wanted jemalloc_bg && [ -x "$TARGETS/heapload-jemalloc" ]; then
 	kill "$TPID"
 fi
 
+# A process that execs during an injected capture: the shim's address is
+# gone, and the disarm at the end must not call whatever the new image
+# has there (a call to the stale address ran the new program's code).
+if case_wanted exec; then
+	bash -c 'trap "exec sleep 30" USR1; while :; do sleep 0.01; done' &
+	xp=$!
+	PIDS="$PIDS $xp"
+	sleep 0.3
+	"$ATTACH" -p "$xp" -t allocs --inject -d 2s -o "$WORK/x.pb.gz" 2>"$WORK/x.err" &
+	a=$!
+	for i in $(seq 1 100); do grep -q "injected into" "$WORK/x.err" && break; sleep 0.05; done
+	kill -USR1 "$xp"
+	wait "$a"
+	rc=$?
+	sleep 0.2
+	check "exec during the window: the new program runs on" \
+		sh -c "grep -q '^sleep' /proc/$xp/comm 2>/dev/null" || cat "$WORK/x.err"
+	check "... no call into it (no disarm claimed, exit $rc)" \
+		sh -c "! grep -q 'disarmed' '$WORK/x.err' && [ $rc != 0 ]"
+	check "... the exec is named" grep -q "no longer in it" "$WORK/x.err"
+	kill "$xp" 2>/dev/null
+fi
+
 if case_wanted cycles; then
 	start_target injtarget
 	fails=0
