@@ -206,9 +206,10 @@ $(B)/tests/targets/heapload-%: tests/targets/heapload.c
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -Wl,--no-as-needed -l$* -Wl,--as-needed -lm
 
 # injectee loads the shim itself (dlopen) and reads its segment (shim/segment.h).
+# Its RUNPATH is its own directory: it loads libinjplugin.so by bare name too.
 $(B)/tests/targets/injectee: tests/targets/injectee.c shim/segment.h
 	@mkdir -p $(dir $@)
-	$(CC) $(TARGET_CFLAGS) -I. -o $@ $< -ldl
+	$(CC) $(TARGET_CFLAGS) -I. -o $@ $< -ldl -Wl,--enable-new-dtags,-rpath,'$$ORIGIN'
 
 # Non-PIE, and taking malloc's address: the arm must refuse, not call itself.
 $(B)/tests/targets/injectee-nopie: tests/targets/injectee.c shim/segment.h

@@ -48,8 +48,9 @@ static int inject_resolved;          /* the real functions and the shim's own ar
 static uint64_t inject_env_rate;     /* CPROF_SAMPLE_RATE (or its default) as the constructor read it */
 static uint64_t inject_env_block, inject_env_fraction;
 
-static void *(*inject_real_dlopen)(const char *, int);
-static void *(*inject_real_dlmopen)(Lmid_t, const char *, int);
+/* Read by the dlopen entries' assembly (below): hidden, not static. */
+void *(*inject_real_dlopen)(const char *, int) SHIM_HIDDEN;
+void *(*inject_real_dlmopen)(Lmid_t, const char *, int) SHIM_HIDDEN;
 
 /* The hooked functions: name and the shim's own function (filled at the first arm). */
 static const char *const inject_heap_names[] = {
@@ -73,8 +74,11 @@ static size_t inject_nhooks;
 int cprof_inject_arm(uint64_t flags, uint64_t sample_rate, uint64_t block_rate,
 		     uint64_t mutex_fraction) SHIM_EXPORT;
 int cprof_inject_disarm(void) SHIM_EXPORT;
-static void *inject_dlopen(const char *file, int mode);
-static void *inject_dlmopen(Lmid_t ns, const char *file, int mode);
+void *inject_dlopen(const char *file, int mode) SHIM_HIDDEN;
+void *inject_dlmopen(Lmid_t ns, const char *file, int mode) SHIM_HIDDEN;
+int inject_keeps_caller(const char *file) SHIM_HIDDEN;
+void inject_dlopen_entry(void) SHIM_HIDDEN;
+void inject_dlmopen_entry(void) SHIM_HIDDEN;
 
 static uint64_t inject_clock(clockid_t c)
 {
@@ -216,8 +220,8 @@ static int inject_resolve(void)
 		}
 		inject_hooks[inject_nhooks++] = (struct got_hook){ name, f };
 	}
-	inject_hooks[inject_nhooks++] = (struct got_hook){ "dlopen", (void *)inject_dlopen };
-	inject_hooks[inject_nhooks++] = (struct got_hook){ "dlmopen", (void *)inject_dlmopen };
+	inject_hooks[inject_nhooks++] = (struct got_hook){ "dlopen", (void *)inject_dlopen_entry };
+	inject_hooks[inject_nhooks++] = (struct got_hook){ "dlmopen", (void *)inject_dlmopen_entry };
 	if (inject_real_dlopen == NULL) {
 		inject_why("no dlopen in the process");
 		return -ENOENT;
@@ -407,11 +411,80 @@ static void inject_after_load(void *h)
 }
 
 /*
- * The dlopen hook. The real dlopen sees the shim as its caller: a bare
- * name is searched without the calling object's DT_RUNPATH/DT_RPATH and
- * $ORIGIN means the shim's directory (doc/inject.md).
+ * Whether what file means depends on who calls dlopen: a bare name is
+ * searched through the calling object's DT_RUNPATH (or DT_RPATH), and
+ * $ORIGIN (any $ token) is the calling object's directory. The real
+ * dlopen takes its caller from its return address, so such a call must
+ * reach it with the program's return address: the entries below jump to
+ * it, and that object is patched at the next arm, not now.
  */
-static void *inject_dlopen(const char *file, int mode)
+int inject_keeps_caller(const char *file)
+{
+	return file != NULL && (strchr(file, '/') == NULL || strchr(file, '$') != NULL);
+}
+
+/*
+ * The hooked dlopen and dlmopen (the slots point here): when the name
+ * depends on the caller (inject_keeps_caller), a jump to the real
+ * function with the stack as the program made it; otherwise the call
+ * through inject_dlopen, which patches what was loaded. Registers: the
+ * arguments are saved around the test, the stack kept 16-byte aligned.
+ */
+__asm__(".text\n"
+	".p2align 4\n"
+	".type inject_dlopen_entry, @function\n"
+	"inject_dlopen_entry:\n"
+	".cfi_startproc\n"
+	"	endbr64\n"
+	"	push %rdi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	push %rsi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	sub $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	call inject_keeps_caller\n"
+	"	add $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	pop %rsi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	pop %rdi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	test %eax, %eax\n"
+	"	jz 1f\n"
+	"	jmp *inject_real_dlopen(%rip)\n"
+	"1:	jmp inject_dlopen\n"
+	".cfi_endproc\n"
+	".size inject_dlopen_entry, .-inject_dlopen_entry\n"
+	".p2align 4\n"
+	".type inject_dlmopen_entry, @function\n"
+	"inject_dlmopen_entry:\n"
+	".cfi_startproc\n"
+	"	endbr64\n"
+	"	push %rdi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	push %rsi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	push %rdx\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	mov %rsi, %rdi\n"
+	"	call inject_keeps_caller\n"
+	"	pop %rdx\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	pop %rsi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	pop %rdi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	test %eax, %eax\n"
+	"	jz 1f\n"
+	"	cmpq $0, inject_real_dlmopen(%rip)\n"
+	"	je 1f\n"
+	"	jmp *inject_real_dlmopen(%rip)\n"
+	"1:	jmp inject_dlmopen\n"
+	".cfi_endproc\n"
+	".size inject_dlmopen_entry, .-inject_dlmopen_entry\n");
+
+/* The dlopen hook for a name that means the same from any caller: loaded, then patched. */
+void *inject_dlopen(const char *file, int mode)
 {
 	void *h = inject_real_dlopen(file, mode);
 
@@ -419,7 +492,7 @@ static void *inject_dlopen(const char *file, int mode)
 	return h;
 }
 
-static void *inject_dlmopen(Lmid_t ns, const char *file, int mode)
+void *inject_dlmopen(Lmid_t ns, const char *file, int mode)
 {
 	void *h;
 

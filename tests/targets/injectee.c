@@ -514,6 +514,21 @@ static int run_plugin(const char *path)
 	for (i = 0; i < count; i++)
 		free(v[i]);
 	free(v);
+	/*
+	 * By bare name while armed, found through this program's RUNPATH:
+	 * the hooked dlopen must reach the real one as called from here
+	 * (its caller names the RUNPATH searched), not from the shim.
+	 */
+	rc = arm(1, RATE, 0, 0);
+	{
+		void *byname = dlopen("libinjplugin.so", RTLD_NOW | RTLD_LOCAL);
+
+		say(rc > 0 && byname != NULL, "a bare name loads through the program's RUNPATH while armed%s%s",
+		    byname ? "" : ": ", byname ? "" : dlerror());
+		if (byname != NULL)
+			dlclose(byname);
+	}
+	rc = disarm();
 	/* Unloaded while armed: the disarm leaves its (unmapped) slots alone. */
 	dlclose(lib);
 	rc = arm(1, RATE, 0, 0);
