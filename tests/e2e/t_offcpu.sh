@@ -52,9 +52,10 @@ prof_shares() {
 }
 
 # weight FILE THREAD REGEX: the share of THREAD's off-CPU weight whose line matches REGEX.
+# REGEX goes through the environment: awk -v would turn its \[ into [ (gawk does).
 weight() {
-	"$PBDUMP" "$1" | awk -v t="$2" -v re="$3" '/^sample / && $0 ~ ("thread=" t "[; ]") {
-		split($2, v, ","); all += v[2]; if ($0 ~ re) k += v[2] }
+	"$PBDUMP" "$1" | RE="$3" awk -v t="$2" '/^sample / && $0 ~ ("thread=" t "[; ]") {
+		split($2, v, ","); all += v[2]; if ($0 ~ ENVIRON["RE"]) k += v[2] }
 		END { if (all) printf "%.3f", k / all; else print -1 }'
 }
 
