@@ -498,8 +498,8 @@ static const struct optdef rows[] = {
 	  "lost, duration_s, threads, start_ns, partial,\n"
 	  "label_keys, kernel_stacks (cpu: also sampler,\n"
 	  "sampler_reason; offcpu: switches, waits_no_stack,\n"
-	  "lost_stacks, woken, states; --push: push, and\n"
-	  "push_reason when dropped)",
+	  "lost_stacks, waits_unpicked, woken, states; --push:\n"
+	  "push, and push_reason when dropped)",
 	  NULL, NULL, OPTGROUP_MAIN },
 	{ "top", OPT_TOP, "[N]", set_top,
 	  "print the N (default 10) top functions after each\n"

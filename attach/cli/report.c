@@ -117,7 +117,8 @@ static void report_offcpu(const struct capture_report *r)
 		"cprof-attach: stats: %llu switches of %llu threads (%s), %llu waits (%llu under "
 		"--min-wait, %llu without their stack, %llu threads asleep throughout, %llu "
 		"stacks of threads asleep at the start read from memory), %llu "
-		"with a waker of %llu wake-ups read, %llu picks read; lost: %llu switch records, "
+		"with a waker of %llu wake-ups read, %llu picks read, %llu waits ended at their "
+		"switch-in unpicked; lost: %llu switch records, "
 		"%llu switch-out stacks, %llu wake-ups, %llu picks, %llu events past the queue; "
 		"throttled %llu times\n",
 		(unsigned long long)f->switches, (unsigned long long)f->threads_opened,
@@ -126,7 +127,7 @@ static void report_offcpu(const struct capture_report *r)
 		(unsigned long long)f->no_stack, (unsigned long long)f->unswitched,
 		(unsigned long long)f->asleep_stacks,
 		(unsigned long long)f->woken, (unsigned long long)f->wakes,
-		(unsigned long long)f->picks,
+		(unsigned long long)f->picks, (unsigned long long)f->unpicked,
 		(unsigned long long)f->lost_switches, (unsigned long long)f->lost_stacks,
 		(unsigned long long)f->lost_wakes, (unsigned long long)f->lost_picks,
 		(unsigned long long)f->dropped,
@@ -400,10 +401,11 @@ int report_json_open(const struct options *o, const struct target *t,
 					: rep->offcpu ? rep->off.kernel_stacks : 0));
 	if (r == 0 && rep->offcpu)
 		r = buf_printf(b, ",\"switches\":%llu,\"waits_no_stack\":%llu,\"lost_stacks\":%llu,"
-			       "\"woken\":%llu,\"states\":%s",
+			       "\"waits_unpicked\":%llu,\"woken\":%llu,\"states\":%s",
 			       (unsigned long long)rep->off.switches,
 			       (unsigned long long)rep->off.no_stack,
 			       (unsigned long long)rep->off.lost_stacks,
+			       (unsigned long long)rep->off.unpicked,
 			       (unsigned long long)rep->off.woken,
 			       rep->off.tracepoint ? "true" : "false");
 	if (r == 0 && rep->sampler) {

@@ -284,6 +284,7 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 	rep->off.no_stack = o.w.st.no_stack;
 	rep->off.woken = o.w.st.woken;
 	rep->off.dropped = o.w.st.dropped;
+	rep->off.unpicked = o.have_picks ? o.w.st.at_switch_in : 0;
 	rep->offcpu = 1;
 	rep->duration_ns = t1 - o.t0;
 	rep->samples = o.w.st.waits;
@@ -297,6 +298,17 @@ static int capture_offcpu(const struct capture_req *q, struct profile **out,
 	if ((o.st->lost_switches || o.w.st.dropped) && !q->quiet)
 		warning("%llu switch records lost: off-CPU totals are short",
 			(unsigned long long)(o.st->lost_switches + o.w.st.dropped));
+	/*
+	 * Some guests' kernels trace no sched_switch when an idle CPU takes a
+	 * thread (the idle task's switches are missing altogether): those
+	 * waits end after the switching, which the thread's clocks count as
+	 * its CPU time (doc/offcpu.md).
+	 */
+	if (o.have_picks && rep->off.unpicked * 100 > o.w.st.waits && !q->quiet)
+		note("%llu of %llu waits end at their switch-in record, after the switching: the "
+		     "kernel traced no sched_switch when they were picked (an idle CPU of some "
+		     "virtual machines); their times include the switch",
+		     (unsigned long long)rep->off.unpicked, (unsigned long long)o.w.st.waits);
 	if (o.st->lost_stacks && !q->quiet)
 		warning("%llu switch-out stacks lost to full rings: %llu waits kept with their times "
 			"under \"[not captured: switch-out stack lost]\" (a smaller --stack-size copies less)",

@@ -295,8 +295,10 @@ static void ev_handle(struct offwaits *w, struct offwait_ev *e)
 		break;
 	case OFFEV_IN:
 		/* A thread not there at the start that comes on a CPU was just born: no wait. */
-		if (t->waiting)
+		if (t->waiting) {
+			w->st.at_switch_in++;
 			thr_emit(w, t, e->time);
+		}
 		t->seen = 1;
 		t->in_time = e->time;
 		t->tp_state = -1;

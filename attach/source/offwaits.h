@@ -103,6 +103,7 @@ struct offwaits_stats {
 	uint64_t waits;              /* waits emitted */
 	uint64_t waits_ns;           /* their total */
 	uint64_t no_stack;           /* waits whose switch-out sample was lost */
+	uint64_t at_switch_in;       /* waits ended at a switch-in record: no pick seen */
 	uint64_t before;             /* waits begun before the window */
 	uint64_t woken;              /* waits with a waker */
 	uint64_t threads_over;       /* threads past OFFWAITS_THREADS_MAX, not followed */

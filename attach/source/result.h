@@ -65,6 +65,7 @@ struct offcpu_stats {
 	uint64_t lost_stacks;      /* switch-out samples dropped */
 	uint64_t lost_wakes;
 	uint64_t picks, lost_picks; /* our threads' picks read (CPU-wide sched_switch); dropped */
+	uint64_t unpicked;         /* waits ended at their switch-in record though picks were read */
 	uint64_t dropped;          /* events past the queue's cap */
 	uint64_t throttled;        /* times the kernel throttled the switch-out samples */
 	uint64_t no_regs, corrupt;

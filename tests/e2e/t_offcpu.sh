@@ -16,7 +16,9 @@
 # its stack going into the kernel's pipe read; without tracefs, the same
 # times, "waiting" for both sleeps and a note saying why. A pair of
 # threads handing a byte over pipes (a switch every few microseconds):
-# with the tracepoint each within 5% of its clocks, or a loss reported;
+# with the tracepoint each within 5% of its clocks, or a loss reported,
+# or, where the kernel traced no sched_switch as idle CPUs took them
+# (CI's guests), the unpicked waits said and bounded (unpicked, below);
 # short waits folded. Two threads yielding to each other on one CPU
 # (the issue's 100 000 switches a second): each within 5% of its clocks
 # or a loss reported; with 64 KiB stacks the stacks' loss said, the
@@ -167,18 +169,50 @@ kill "$tp"
 # switch-in record, after the switching the clocks charge to the thread
 # picked: shown, not held (doc/offcpu.md).
 total_or_loss() {
-	local name=$1 lost sw
+	local name=$1 lost sw unp waits
 	lost=$(sed -n 's/.*"lost":\([0-9]*\).*/\1/p' "$WORK/$name.json")
 	sw=$(sed -n 's/.*"switches":\([0-9]*\).*/\1/p' "$WORK/$name.json")
+	unp=$(sed -n 's/.*"waits_unpicked":\([0-9]*\).*/\1/p' "$WORK/$name.json")
+	waits=$(sed -n 's/.*"samples":\([0-9]*\).*/\1/p' "$WORK/$name.json")
 	echo "$name: $sw switches in 4 s profiled, $lost switch records lost"
 	if [ "${lost:-0}" != 0 ]; then
 		check "$name: the loss is said on stderr" grep -q 'switch records lost' "$WORK/$name.err"
-	elif grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts; then
-		times "$name" 3 5
-	else
+	elif ! grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts; then
 		shares "$WORK/$name.c0" "$WORK/$name.c1"
 		prof_shares "$WORK/$name.pb.gz"
+	elif [ $((unp * 100)) -le "${waits:-0}" ]; then
+		times "$name" 3 5
+	else
+		unpicked "$name" "$unp" "$waits"
 	fi
+}
+
+# unpicked NAME UNPICKED WAITS: a kernel that traced no sched_switch for
+# some picks (an idle CPU of some guests: doc/offcpu.md). Those waits end
+# at their switch-in record, after the switching the clocks charge to the
+# thread: each thread reads no less off the CPU than its clocks (5%), and
+# the excess over the clocks is the switching, at most 30 us an unpicked
+# wait (10-11 us on CI's guests, 2026-11-27).
+unpicked() {
+	local name=$1 unp=$2 waits=$3 d ex
+	echo "$name: $unp of $waits waits ended at their switch-in: no sched_switch traced when picked"
+	check "$name: a note says so" grep -q 'kernel traced no sched_switch' "$WORK/$name.err"
+	shares "$WORK/$name.c0" "$WORK/$name.c1" >"$WORK/$name.clk"
+	prof_shares "$WORK/$name.pb.gz" >"$WORK/$name.prof"
+	d=$(sed -n 's/.*"duration_s":\([0-9.]*\).*/\1/p' "$WORK/$name.json")
+	while read -r comm want q; do
+		read -r _ got _ < <(awk -v t="$comm" '$1 == t' "$WORK/$name.prof")
+		echo "$name: $comm off the CPU $got of the window (clocks: $want; queued $q)"
+		check "$name: $comm: not under its clocks' off-CPU share ($got vs $want, 5%)" \
+			awk -v g="${got:-0}" -v w="$want" 'BEGIN { exit !(g >= w * 0.95) }'
+	done <"$WORK/$name.clk"
+	check "$name: every thread of the target in the profile ($(wc -l <"$WORK/$name.clk"))" \
+		[ "$(wc -l <"$WORK/$name.clk")" = 3 ]
+	ex=$(awk -v d="$d" -v u="$unp" 'NR == FNR { w[$1] = $2; next }
+		($1 in w) { x += ($2 - w[$1]) * d * 1e9 } END { printf "%.1f", x / u / 1000 }' \
+		"$WORK/$name.clk" "$WORK/$name.prof")
+	check "$name: the excess over the clocks, $ex us an unpicked wait, under 30 us" \
+		awk -v e="$ex" 'BEGIN { exit !(e < 30) }'
 }
 
 if case_wanted pingpong; then

@@ -152,6 +152,8 @@ static void test_wait(void **state)
 	assert_int_equal(got[3].tid, 7);
 	assert_int_equal(got[3].ns, 300);
 	assert_int_equal(got_first_id[3], 46);
+	/* The first three ended at their switch-in records; the fourth at its pick. */
+	assert_int_equal(w.st.at_switch_in, 3);
 	ngot = 3;
 	/* A sample without its out record (not yet enabled, or lost) still opens a wait. */
 	push(&w, OFFEV_SAMPLE, 11000, 7, OFFWAIT_DISK, 44);
