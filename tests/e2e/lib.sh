@@ -226,6 +226,35 @@ thread_states() {
 	echo "$s"
 }
 
+# wait_napping PID OUT: tests/targets/lines (PID) has said "ready" in OUT and
+# its napper thread sleeps in nap(): "ready" comes before the thread runs
+# (under load, a snapshot then found it in clone3). At most 10 s.
+wait_napping() {
+	local i t
+	for i in $(seq 1 200); do
+		if grep -q '^ready' "$2" 2>/dev/null; then
+			for t in /proc/"$1"/task/*; do
+				[ "$(cat "$t/comm" 2>/dev/null)" = napper ] &&
+					[ "$(awk '/^State:/ { print $2 }' "$t/status" 2>/dev/null)" = S ] && return 0
+			done
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+# stop_all PID: SIGSTOP, then wait (at most 10 s) until every thread is
+# in its group stop: a thread spinning in user code stops only at its
+# next kernel entry (on CI's guests, the next tick).
+stop_all() {
+	local i
+	kill -STOP "$1"
+	for i in $(seq 1 200); do
+		case "$(thread_states "$1")" in *[!T]*) sleep 0.05 ;; "") return 1 ;; *) return 0 ;; esac
+	done
+	return 1
+}
+
 # not_stopped PID: no thread of PID is stopped or traced, and no tracer.
 not_stopped() {
 	local st tracer

@@ -43,7 +43,7 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 		>"$WORK/ns.out" 2>&1 &
 	nspid=$!
 	PIDS="$PIDS $nspid"
-	for i in $(seq 1 100); do grep -q '^ready' "$WORK/ns.out" 2>/dev/null && break; sleep 0.05; done
+	wait_napping "$nspid" "$WORK/ns.out" || fail "lines-bid: its napper never slept"
 	check "the host has no debug file for lines-bid" [ ! -e "/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug" ]
 	snapshot "$nspid" "$WORK/bid.txt"
 	check "(a) build-id file in the target's root: nap inlined at lines.c:$NAP" has_lines "$WORK/bid.txt" lines-bid ||
@@ -65,7 +65,7 @@ printf 'x' >>"$WORK/stale/lines-link.debug" # another file now: its CRC differs
 "$WORK/stale/lines-link" >"$WORK/stale.out" 2>&1 &
 sp=$!
 PIDS="$PIDS $sp"
-for i in $(seq 1 100); do grep -q '^ready' "$WORK/stale.out" 2>/dev/null && break; sleep 0.05; done
+wait_napping "$sp" "$WORK/stale.out" || fail "stale lines-link: its napper never slept"
 snapshot "$sp" "$WORK/stale.txt"
 check "(b) a debug link whose CRC does not match is refused" sh -c "! grep -q 'lines.c' '$WORK/stale.txt'" ||
 	cat "$WORK/stale.txt"

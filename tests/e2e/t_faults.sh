@@ -153,8 +153,7 @@ done
 # 6. A stopped target: a clear answer, and it stays stopped until SIGCONT.
 start_target ticker
 sleep 0.2
-kill -STOP "$TPID"
-sleep 0.1
+stop_all "$TPID" || fail "ticker: not all threads stopped"
 $T 20 "$ATTACH" -p "$TPID" -d 1s -o "$WORK/stopped.pb.gz" 2>"$WORK/stopped.err"
 rc=$?
 check "stopped target, cpu: exit 0 ($rc) and a note that it is stopped" sh -c "[ $rc = 0 ] && grep -q 'is stopped' '$WORK/stopped.err'"

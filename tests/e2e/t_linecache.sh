@@ -27,8 +27,8 @@ FILE= # the cache file, $DIR/$bid-DEV-INODE.lines: named once written
 "$WORK/lc/lines-link" >"$WORK/lc.out" 2>&1 &
 TPID=$!
 PIDS="$PIDS $TPID"
-for i in $(seq 1 100); do grep -q '^ready' "$WORK/lc.out" 2>/dev/null && break; sleep 0.05; done
-kill -STOP "$TPID"
+wait_napping "$TPID" "$WORK/lc.out" || fail "lines-link: its napper never slept"
+stop_all "$TPID" || fail "lines-link: not all threads stopped"
 
 snapshot() { # OUT [options...]
 	local out=$1
@@ -122,8 +122,8 @@ rm "$DIR"
 "$TARGETS/lines-nobid" >"$WORK/nobid.out" 2>&1 &
 nb=$!
 PIDS="$PIDS $nb"
-for i in $(seq 1 100); do grep -q '^ready' "$WORK/nobid.out" 2>/dev/null && break; sleep 0.05; done
-kill -STOP "$nb"
+wait_napping "$nb" "$WORK/nobid.out" || fail "lines-nobid: its napper never slept"
+stop_all "$nb" || fail "lines-nobid: not all threads stopped"
 check "lines-nobid has no build ID" sh -c "! readelf -n '$TARGETS/lines-nobid' | grep -q 'Build ID'"
 "$ATTACH" -p "$nb" -t threads --format dump --stats -o "$WORK/n1.txt" 2>"$WORK/n1.txt.err"
 "$ATTACH" -p "$nb" -t threads --format dump --stats -o "$WORK/n2.txt" 2>"$WORK/n2.txt.err"
