@@ -8,7 +8,7 @@
  * heap, or an mmap'd chunk of malloc) for altheap — and spin in
  * alt_victim() three calls deep; a thread CPU-time timer interrupts each
  * every 4 ms with SIGPROF, whose SA_ONSTACK handler spins in
- * alt_handler_spin() for about half of the thread's time. So the leaf
+ * alt_handler_spin() for 2 ms of the thread's CPU: half of its time. So the leaf
  * frames live on the alternate stack and the interrupted ones
  * (alt_victim, alt_middle, alt_outer, the thread's start) on the thread's
  * normal stack. Thread "altsleep" does the same with SIGUSR2, whose
@@ -44,9 +44,27 @@ static void burn(unsigned n)
 		sink += i;
 }
 
+static unsigned long long thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/*
+ * 2 ms of the thread's CPU, whatever the machine's speed or load: with the
+ * timer's 4 ms, half of the thread's CPU is here (a fixed count of
+ * iterations was 6% of it on CI's guests, and a loaded run then had too
+ * few handler samples to judge).
+ */
 __attribute__((noinline)) void alt_handler_spin(void)
 {
-	burn(500000);
+	unsigned long long t0 = thread_cpu_ns();
+
+	do
+		burn(200000);
+	while (thread_cpu_ns() - t0 < 2000000ull);
 }
 
 static void on_prof(int sig)
