@@ -118,6 +118,16 @@ struct snapshot *queue_pop_timed(struct queue *q, unsigned ms, int *closed)
 	return s;
 }
 
+int queue_closed(struct queue *q)
+{
+	int c;
+
+	pthread_mutex_lock(&q->lock);
+	c = q->closed;
+	pthread_mutex_unlock(&q->lock);
+	return c;
+}
+
 int queue_add_producer(struct queue *q)
 {
 	int r = -1;

@@ -87,6 +87,9 @@ void queue_release(struct queue *q);
 /* Append s; 0, or -1 when full or closed (s is not taken). */
 int queue_push(struct queue *q, struct snapshot *s);
 
+/* Whether every producer has closed (snapshots may still be queued). */
+int queue_closed(struct queue *q);
+
 /* Take the oldest snapshot, waiting while empty; NULL once closed and empty. */
 struct snapshot *queue_pop(struct queue *q);
 

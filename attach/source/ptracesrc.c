@@ -508,6 +508,14 @@ static void ptcap_consume(struct ptcap *pc)
 			shown = clock_mono_ns();
 			q->progress(shown - t0, q->duration_ns, popped, pc->rep->threads, 0);
 		}
+		/*
+		 * The tracer is done: nothing waits on this thread now, and at
+		 * nice 10 on a saturated machine the queue's rest (stacks that
+		 * each spend their unwind budget) took many times the window.
+		 * Back to the start's nice.
+		 */
+		if (pc->cx.niced && queue_closed(&pc->queue))
+			capture_nice_end(&pc->cx);
 		if (snap) {
 			popped++;
 			if (snap->tid)
