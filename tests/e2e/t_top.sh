@@ -18,6 +18,18 @@
 # The server's socket in the work directory: gone with it, whatever happens.
 SOCK=$WORK/tmux.sock
 tmx() { tmux -S "$SOCK" -f /dev/null "$@"; }
+# tmx_kill: end the tmux server and wait for it to be gone: the next
+# new-session found it still exiting once ("server exited unexpectedly").
+tmx_kill() {
+	local p i
+	p=$(tmx display-message -p '#{pid}' 2>/dev/null)
+	tmx kill-server 2>/dev/null
+	[ -n "$p" ] || return 0
+	for i in $(seq 1 100); do
+		kill -0 "$p" 2>/dev/null || return 0
+		sleep 0.05
+	done
+}
 trap 'tmx kill-server 2>/dev/null; cleanup' EXIT
 
 # until_true TRIES CMD...: run CMD every 0.1 s until it succeeds, at most TRIES times.
@@ -140,7 +152,7 @@ EOF
 	check "  and the screen is the shell's again" until_true 50 pane_has "^shell after top"
 	check "  (the view is gone with its alternate screen)" sh -c "! grep -q '^keys:' '$WORK/pane'"
 	check "target left running after q" not_stopped "$TPID"
-	tmx kill-session -t top
+	tmx_kill
 
 	# SIGTERM: the same way out.
 	rm -f "$WORK/top.rc" "$WORK/stty.after" "$WORK/top.pid"
@@ -152,7 +164,7 @@ EOF
 	until_true 50 test -s "$WORK/stty.after"
 	check "  and the terminal's settings as before" cmp -s "$WORK/stty.before" "$WORK/stty.after"
 	check "target left running after SIGTERM" not_stopped "$TPID"
-	tmx kill-server 2>/dev/null
+	tmx_kill
 fi
 
 if case_wanted held; then
@@ -165,7 +177,7 @@ EOF
 	tmx new-session -d -s top -x 80 -y 24 "sh $WORK/heap.sh"
 	check "top -t heap of a target without the shim exits 3" until_true 300 pane_has "^top exited 3"
 	check "  and its error is on the terminal after the view" pane_has "libcprof.so is not"
-	tmx kill-server 2>/dev/null
+	tmx_kill
 fi
 
 if case_wanted gone; then
@@ -199,7 +211,7 @@ EOF
 	kill -9 "$SHORT"
 	check "a target killed while top is paused ends top, exit 5" until_true 100 pane_has "^top exited 5"
 	check "  and top says so" pane_has "^cprof-attach: $SHORT \\(ticker\\) exited; top ends"
-	tmx kill-server 2>/dev/null
+	tmx_kill
 fi
 
 if case_wanted kill; then
