@@ -115,7 +115,12 @@ fi
 
 if case_wanted malloc_info; then
 	start_target injtarget --hold 2500
-	minfo=$(sed -n 's/^minfo //p' "$WORK/injtarget.out")
+	# The thread says its tid after "ready" (under load, seen after the read).
+	for _ in $(seq 1 100); do
+		minfo=$(sed -n 's/^minfo //p' "$WORK/injtarget.out")
+		[ -n "$minfo" ] && break
+		sleep 0.05
+	done
 	"$ATTACH" -p "$TPID" -t heap --inject -d 100ms --inject-deadline 500ms -o "$WORK/m.pb.gz" 2>"$WORK/m.err"
 	rc=$?
 	check "a thread inside malloc_info: a short deadline gives up (exit 3)" [ $rc = 3 ]
