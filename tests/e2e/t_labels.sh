@@ -14,7 +14,8 @@
 #    standard deviation of sqrt((1 - p) / (16384 p)) = 2.1%; /upload's
 #    64 KiB blocks 0.4%. At 64 KiB (p = 0.031, sd 4.4%) CI read /search
 #    +13.3% and +15.5% in one run (2026-11-27);
-#  - the thread dump shows each worker's labels;
+#  - the thread dump shows the labels of each worker inside a request,
+#    none on one reading its clock between requests;
 #  - the same programs without the shim: the calls are no-ops, the work
 #    and its result the same (labelserver; the C++ RAII wrapper of
 #    doc/labels.md, labels_cxx, whose dump also shows that a scope left
@@ -107,10 +108,28 @@ done
 check "--summary json lists the program's label keys ($(cat "$WORK/heap.json"))" \
 	grep -q '"label_keys":\[[^]]*"endpoint","tenant"' "$WORK/heap.json"
 
-# The thread dump: every worker is inside a request, with both labels.
-"$ATTACH" -p "$TPID" -t threads --format dump -o "$WORK/dump.txt" -q || fail "dump failed"
-n=$(grep -c '^    labels: endpoint=/\(search\|upload\) tenant=[abc]$' "$WORK/dump.txt")
-check "dump: the workers' labels ($n of 4 threads)" test "$n" -ge 3
+# The thread dump: each worker inside a request (in burn, between the
+# push and the pop) shows both labels; one reading its clock, outside the
+# labelled region, none (under load, stops land at that call's exit).
+# dump_count: "INSIDE LABELLED OUTSIDE STRAY" of $WORK/dump.txt's workers.
+dump_count() { awk '
+	function flush() { if (!w) return
+		if (burn) { inside++; labelled += lab }
+		else if (clock) { outside++; stray += lab } }
+	/^thread / { flush(); w = 1; burn = clock = lab = 0; next }
+	/^    labels: endpoint=\/(search|upload) tenant=[abc]$/ { lab = 1 }
+	/ burn\+0x/ { burn = 1 }
+	/ clock_gettime\+0x/ { clock = 1 }
+	END { flush(); print inside + 0, labelled + 0, outside + 0, stray + 0 }' "$WORK/dump.txt"; }
+# A dump with no worker in a request (each at its clock's exit) says nothing: up to three.
+for _ in 1 2 3; do
+	"$ATTACH" -p "$TPID" -t threads --format dump -o "$WORK/dump.txt" -q || fail "dump failed"
+	read -r inside labelled outside stray < <(dump_count)
+	[ "$inside" -ge 1 ] && break
+done
+check "dump: the workers in a request show their labels ($labelled of $inside)" \
+	test "$inside" -ge 1 -a "$labelled" = "$inside"
+check "dump: the workers reading their clock, outside, show none ($stray of $outside)" test "$stray" = 0
 check "the target is left running, not stopped" not_stopped "$TPID"
 
 # With and without the shim: the same work, the same result.
