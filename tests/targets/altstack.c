@@ -55,8 +55,8 @@ static unsigned long long thread_cpu_ns(void)
 /*
  * 2 ms of the thread's CPU, whatever the machine's speed or load: with the
  * timer's 4 ms, half of the thread's CPU is here (a fixed count of
- * iterations was 6% of it on CI's guests, and a loaded run then had too
- * few handler samples to judge).
+ * iterations is a share that depends on the machine, too small on some
+ * for a loaded run to have handler samples enough to judge).
  */
 __attribute__((noinline)) void alt_handler_spin(void)
 {
