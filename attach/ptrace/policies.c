@@ -163,7 +163,11 @@ const struct policy policy_cpu = {
  * goes to the stack of its kind (ptracesrc.c): the CPU to the thread's
  * last stack found running, the wait for a CPU to this stack, the sleep
  * to its last sleep. Summed over a capture the parts are the clocks'
- * deltas, whatever the looks saw. A thread's first sample has no earlier
+ * deltas, whatever the looks saw: a part the span cannot hold (the
+ * clocks count a wait when it ends, and our ticks bunch when the tracer
+ * waits for a CPU) is carried to the next span, not dropped: dropped, a
+ * thread behind busy ones lost run-queue time and CPU to its sleep. A
+ * thread's first sample has no earlier
  * clock reading of ours to split by. The CPU a thread ran before any stop
  * found it running has no running stack yet (on a loaded machine our
  * stops can come after a short burst for a second): it is held, out of
@@ -180,10 +184,15 @@ static void split_elapsed(struct thread *t, struct snapshot *snap)
 	q = t->queued_ns > t->queued_sample_ns ? t->queued_ns - t->queued_sample_ns : 0;
 	if (!(t->cpu_sample_ns && t->sample_tick)) {
 		t->flags |= ran ? THREAD_RAN : 0;
+		t->cpu_sample_ns = t->cpu_ns;
+		t->queued_sample_ns = t->queued_ns;
 	} else {
 		snap->split = 1;
 		snap->split_cpu = c < w ? c : w;
 		snap->split_queued = q < w - snap->split_cpu ? q : w - snap->split_cpu;
+		/* What the span cannot hold is the next span's (see above). */
+		t->cpu_sample_ns += snap->split_cpu;
+		t->queued_sample_ns += snap->split_queued;
 		snap->rest_syscall = t->asleep_nr;
 		if (ran) {
 			t->flags |= THREAD_RAN;
@@ -197,7 +206,6 @@ static void split_elapsed(struct thread *t, struct snapshot *snap)
 			snap->split_cpu = 0;
 		}
 	}
-	t->cpu_sample_ns = t->cpu_ns;
 }
 
 /*
@@ -237,11 +245,13 @@ static void emit_elapsed(void *ctx, struct thread *t, struct snapshot *snap)
 	if (snap->how == SNAP_STOPPED || snap->how == SNAP_SYSCALL)
 		t->flags |= THREAD_STACKED;
 	snap->weight = (int64_t)(snap->time_ns - t->last_sample_ns);
+	/* Until its first split the run-queue time since any sample is not ours to carry. */
+	if (!t->cpu_sample_ns)
+		t->queued_sample_ns = t->queued_ns;
 	if (fresh)
 		split_elapsed(t, snap);
 	t->last_sample_ns = snap->time_ns;
 	t->sample_tick = sm->res.ticks;
-	t->queued_sample_ns = t->queued_ns;
 	sampler_push(sm, snap);
 }
 
@@ -256,11 +266,23 @@ static void emit_held(void *ctx, struct thread *t, struct snapshot *snap)
 }
 
 /*
+ * The state of a flush's rest, the time the thread's clocks say it neither
+ * ran nor waited for a CPU: asleep, when its last sample found it running
+ * or runnable (it went to sleep after that look: repeated as running, a
+ * burst thread behind busy ones came out running more than its CPU), else
+ * its last sample's state (0: a sleep's own letter, S or D).
+ */
+static char rest_state(const struct thread *t)
+{
+	return t->last_state == 'R' || t->last_state == SNAP_STATE_QUEUED ? 'S' : 0;
+}
+
+/*
  * Give t's ticks since its last sample, where its clock did not move, to
  * its last stack. A thread that waited for a CPU meanwhile (woken, or
  * preempted) did not move either: the run-queue time its schedstat added
  * since (counted when it got the CPU, read when it was picked) is given
- * as runnable, the rest as the last sample's state. A thread that ran
+ * as runnable, the rest in rest_state(). A thread that ran
  * more since its last split sample than the time since the last tick
  * (split_elapsed) ran in these ticks too, though not picked for it: the
  * trigger that picks cold threads allows some slack. That CPU is given
@@ -286,8 +308,13 @@ static void wall_flush(struct sampler *sm, struct session *s, struct thread *t, 
 			x = span - q;
 		t->cpu_sample_ns += x;
 	}
-	if (!sm->prev_tick_ns || !span || (!q && !x)) {
+	if (!sm->prev_tick_ns || !span) {
 		session_repeat(s, t, (uint32_t)n, sm->prev_tick_ns, emit_elapsed, sm);
+		return;
+	}
+	if (!q && !x) {
+		session_repeat_as(s, t, (uint32_t)n, sm->prev_tick_ns, rest_state(t), emit_elapsed,
+				  sm);
 		return;
 	}
 	nq = (n * q + span / 2) / span;
@@ -296,13 +323,15 @@ static void wall_flush(struct sampler *sm, struct session *s, struct thread *t, 
 		nx = n - nq;
 	at = sm->prev_tick_ns - q - x;
 	if (at > t->last_sample_ns)
-		session_repeat(s, t, (uint32_t)(n - nq - nx), at, emit_elapsed, sm);
+		session_repeat_as(s, t, (uint32_t)(n - nq - nx), at, rest_state(t), emit_elapsed, sm);
 	if (x)
 		session_repeat_as(s, t, (uint32_t)nx, at + x, 'R',
 				  t->flags & THREAD_RAN ? emit_elapsed : emit_held, sm);
-	if (q)
+	if (q) {
 		session_repeat_as(s, t, (uint32_t)nq, sm->prev_tick_ns, SNAP_STATE_QUEUED,
 				  emit_elapsed, sm);
+		t->queued_sample_ns += q;
+	}
 }
 
 /*

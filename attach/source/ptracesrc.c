@@ -182,8 +182,15 @@ static void record_whole(struct recorder *rec, struct label_src *lab,
 		return;
 	}
 	if (snap->how == SNAP_REPEAT) {
-		if (((snap->repeat_running || snap->repeat_state == 'R') &&
+		/*
+		 * Running on its last stack found running, asleep on its last
+		 * sleep: a stop that landed in a sleep leaves the thread's last
+		 * stack a sleeping one. Its last stack when it has none of them.
+		 */
+		if (((snap->repeat_running || snap->state == 'R') &&
 		     recorder_repeat(rec, RUNNING_KEY(snap->tid), v, l, nl) == 0) ||
+		    (snap->state == 'S' &&
+		     recorder_repeat(rec, SLEEPING_KEY(snap->tid), v, l, nl) == 0) ||
 		    recorder_repeat(rec, (uint64_t)snap->tid, v, l, nl) == 0)
 			return;
 		/* No earlier stack (the engine repeats only stacked threads): named, never stackless. */
