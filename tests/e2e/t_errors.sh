@@ -55,8 +55,10 @@ if command -v script >/dev/null; then
 fi
 # A bare number of seconds, as sleep and timeout read it.
 "$ATTACH" -p "$tp" -d 1 -o "$WORK/bare.pb.gz" -q --summary json >"$WORK/bare.json" 2>"$WORK/bare.err"
+# The unit is what is checked (a millisecond or a minute is far off): the
+# window ends after its last drain, which a loaded machine delays.
 check "-d 1 is one second (exit $?, $(grep -o '"duration_s":[0-9.]*' "$WORK/bare.json"))" \
-	grep -qE '"duration_s":(0\.9[5-9]|1\.0)' "$WORK/bare.json"
+	grep -qE '"duration_s":(0\.9[5-9]|1\.[0-9])' "$WORK/bare.json"
 expect 6 'cannot write .*/nonexistent/dir' -p "$tp" -d 1s -o /nonexistent/dir/p.pb.gz
 
 # Its own pid: exec keeps the shell's pid.
