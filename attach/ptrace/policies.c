@@ -50,8 +50,10 @@ static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
 		}
 		snap->how = SNAP_REPEAT;
 		snap->img.nstacks = 0;
+		snap->ran_ns = t->ran_ns; /* and that stop's labels, not those where it waits */
 	} else if (snap->how == SNAP_STOPPED) {
 		t->flags |= THREAD_CHARGED;
+		t->ran_ns = snap->time_ns;
 	}
 	snap->weight = (int64_t)t->cpu_pending;
 	t->cpu_pending = 0;
@@ -188,6 +190,7 @@ static void split_elapsed(struct thread *t, struct snapshot *snap)
 		t->queued_sample_ns = t->queued_ns;
 	} else {
 		snap->split = 1;
+		snap->ran_ns = t->ran_ns; /* its CPU part's labels, when not running here */
 		snap->split_cpu = c < w ? c : w;
 		snap->split_queued = q < w - snap->split_cpu ? q : w - snap->split_cpu;
 		/* What the span cannot hold is the next span's (see above). */
@@ -244,12 +247,17 @@ static void emit_elapsed(void *ctx, struct thread *t, struct snapshot *snap)
 	}
 	if (snap->how == SNAP_STOPPED || snap->how == SNAP_SYSCALL)
 		t->flags |= THREAD_STACKED;
+	/* Standing for its last stack found running: that stop's labels too. */
+	if (snap->how == SNAP_REPEAT && (snap->repeat_running || snap->repeat_state == 'R'))
+		snap->ran_ns = t->ran_ns;
 	snap->weight = (int64_t)(snap->time_ns - t->last_sample_ns);
 	/* Until its first split the run-queue time since any sample is not ours to carry. */
 	if (!t->cpu_sample_ns)
 		t->queued_sample_ns = t->queued_ns;
 	if (fresh)
 		split_elapsed(t, snap);
+	if (snapshot_ran_here(snap))
+		t->ran_ns = snap->time_ns;
 	t->last_sample_ns = snap->time_ns;
 	t->sample_tick = sm->res.ticks;
 	sampler_push(sm, snap);
@@ -376,6 +384,7 @@ static void emit_unplaced(void *ctx, struct thread *t, struct snapshot *snap)
 
 	snap->weight = (int64_t)t->cpu_unplaced;
 	snap->count = t->ticks_unplaced;
+	snap->ran_ns = t->ran_ns;
 	snap->split = 1;
 	snap->split_cpu = t->cpu_unplaced;
 	t->cpu_unplaced = t->ticks_unplaced = 0;

@@ -79,6 +79,8 @@ static int sampler_tick(struct sampler *sm, struct session *s, pid_t **tids, uin
 	sm->res.ticks++;
 	sm->cfg.policy->tick(sm, s, *tids, n, *tids + *cap / 2);
 	sm->prev_tick_ns = clock_mono_ns();
+	if (sm->cfg.tick_hook)
+		sm->cfg.tick_hook(sm->cfg.tick_ctx);
 	return 0;
 }
 
@@ -299,6 +301,8 @@ out:
 	if (c->root && c->stop_all)
 		__atomic_store_n(c->stop_all, 1, __ATOMIC_RELAXED);
 	free(tids);
+	if (c->tick_hook)
+		c->tick_hook(c->tick_ctx); /* a read after every snapshot */
 	queue_close(c->queue);
 	/* Returning ends the thread, and with it every ptrace attachment. */
 	return NULL;

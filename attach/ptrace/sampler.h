@@ -71,6 +71,14 @@ struct sampler_cfg {
 	struct stack_hints *hints;
 	int quiet;
 	struct queue *queue;
+	/*
+	 * The source's work that must keep the target's pace (the program's
+	 * labels, read before their rings wrap): called on the tracer after
+	 * each tick's snapshots are queued and once at the end before the
+	 * queue closes, at the tracer's priority; NULL: none.
+	 */
+	void (*tick_hook)(void *ctx);
+	void *tick_ctx;
 };
 
 /* What a capture learns from its tracer, for the report. */

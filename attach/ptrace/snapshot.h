@@ -59,6 +59,8 @@ struct snapshot {
 	int in_timer_sleep;    /* SNAP_STOPPED: inside a timer sleep's call (asleep or entering) */
 	int in_call;           /* SNAP_STOPPED: inside a system call (else in user code) */
 	int ran_here;          /* wall: snapshot_ran_here(), its stack a running one (ptracesrc.c) */
+	uint64_t ran_ns;       /* CPU it gives the thread's last stack found running: that stop's
+				  time, whose program labels it carries (0: its own time) */
 	int queued;            /* SNAP_STOPPED: off a CPU when asked, mostly waiting for one */
 	int repeat_running;    /* SNAP_REPEAT: of the thread's last stack found running */
 	char repeat_state;     /* SNAP_REPEAT: this state, not the last sample's (0) */

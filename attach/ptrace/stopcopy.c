@@ -173,6 +173,13 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &ur) < 0)
 		return -1;
+	/*
+	 * Its time while it stands still: the program's labels are looked up
+	 * at it, and a thread released first had pushed its next request's
+	 * labels by the time of a later clock read (a stop at a call's exit
+	 * just before a push, where a busy guest's stops crowd).
+	 */
+	snap->time_ns = clock_mono_ns();
 	/* One pread inside the pause: the thread's clock against the look before our interrupt. */
 	clock = s->want_look && before && thread_read_cpu(&s->threads, t, &cpu) == 0;
 	/* A thread that ran after we asked was running then (one waiting for a CPU runs 0). */

@@ -14,6 +14,7 @@
 #include "attach/source/labelsrc.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ struct history {
 };
 
 struct label_src {
+	pthread_mutex_t lock;        /* labelsrc_trysync() from another thread (labelsrc.h) */
 	pid_t pid;
 	int found;                   /* 1: the segment is at [addr, addr + len) */
 	int absent;                  /* no libcprof.so in the process: never looked for again */
@@ -63,6 +65,7 @@ struct label_src *labelsrc_new(pid_t pid)
 
 	if (!s)
 		return NULL;
+	pthread_mutex_init(&s->lock, NULL);
 	s->pid = pid;
 	s->keys.pid = pid;
 	u64map_init(&s->tids, LABELSRC_MAX_THREADS);
@@ -82,6 +85,7 @@ void labelsrc_free(struct label_src *s)
 	u64map_release(&s->tids);
 	if (s->have_copy)
 		segment_release(&s->copy);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -320,7 +324,7 @@ static void refresh(struct label_src *s, uint64_t now)
 		s->find_ns = now;
 		switch (segment_find(s->pid, &s->addr, &s->len)) {
 		case 1:
-			s->found = 1;
+			__atomic_store_n(&s->found, 1, __ATOMIC_RELEASE);
 			break;
 		case 0:
 			s->absent = 1; /* a process without the shim: one read of its maps */
@@ -329,14 +333,14 @@ static void refresh(struct label_src *s, uint64_t now)
 			return; /* the shim has no segment yet (it makes one at its first use) */
 		}
 	}
-	s->read_ns = now;
+	__atomic_store_n(&s->read_ns, now, __ATOMIC_RELEASE); /* labelsrc_ready reads it unlocked */
 	s->st.reads++;
 	r = segment_copy_slots(&c, segment_read_process, (void *)(intptr_t)s->pid, s->addr, s->len,
 			       s->have_copy ? &s->copy : NULL, why, sizeof(why));
 	if (r == -2) {
 		/* Another layout stays another: not read again, said once at the end. */
 		snprintf(s->other, sizeof(s->other), "%s", why);
-		s->found = 0;
+		__atomic_store_n(&s->found, 0, __ATOMIC_RELEASE);
 		s->absent = 1;
 	}
 	if (r < 0)
@@ -352,28 +356,56 @@ static void refresh(struct label_src *s, uint64_t now)
 
 int labelsrc_ready(const struct label_src *s, uint64_t ns)
 {
-	if (!s || !s->found || ns < s->read_ns)
+	uint64_t read_ns;
+
+	if (!s || !__atomic_load_n(&s->found, __ATOMIC_ACQUIRE))
 		return 1;
-	return clock_mono_ns() - s->read_ns >= LABELSRC_MIN_MS * 1000000ull;
+	read_ns = __atomic_load_n(&s->read_ns, __ATOMIC_ACQUIRE);
+	if (ns < read_ns)
+		return 1;
+	return clock_mono_ns() - read_ns >= LABELSRC_MIN_MS * 1000000ull;
 }
 
 void labelsrc_sync(struct label_src *s)
 {
-	if (s)
-		refresh(s, clock_mono_ns());
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	refresh(s, clock_mono_ns());
+	pthread_mutex_unlock(&s->lock);
+}
+
+int labelsrc_trysync(struct label_src *s, unsigned min_ms)
+{
+	uint64_t now = clock_mono_ns();
+	int r = 0;
+
+	if (!s || pthread_mutex_trylock(&s->lock) != 0)
+		return 0;
+	if (!s->absent && (!s->read_ns || now - s->read_ns >= min_ms * 1000000ull)) {
+		refresh(s, now);
+		r = 1;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
 }
 
 int labelsrc_poll(struct label_src *s)
 {
 	uint64_t now = clock_mono_ns(), due = LABELSRC_POLL_MS * 1000000ull;
+	int r;
 
 	if (!s)
 		return -1;
+	pthread_mutex_lock(&s->lock);
 	if (!s->found)
 		refresh(s, now); /* looks for the segment, at most every 100 ms */
 	if (!s->found || !s->nhist)
-		return -1;
-	return now - s->read_ns >= due ? 0 : (int)((s->read_ns + due - now + 999999) / 1000000);
+		r = -1;
+	else
+		r = now - s->read_ns >= due ? 0 : (int)((s->read_ns + due - now + 999999) / 1000000);
+	pthread_mutex_unlock(&s->lock);
+	return r;
 }
 
 /* The set in force on h at ns: an id, 0 (none) or LABELSRC_GAP. */
@@ -466,16 +498,29 @@ size_t labelsrc_set(const struct seg_copy *c, uint32_t id, struct profile_label_
 	return n;
 }
 
-size_t labelsrc_at(struct label_src *s, uint32_t tid, uint64_t ns, struct profile_label_in *l,
-		   size_t max)
+/* Copy l[0..n)'s strings into text and point l at the copies. */
+static void labels_copy_out(struct profile_label_in *l, size_t n, struct labelsrc_text *text)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(text->key[i], sizeof(text->key[i]), "%s", l[i].key);
+		l[i].key = text->key[i];
+		if (l[i].str) {
+			snprintf(text->value[i], sizeof(text->value[i]), "%s", l[i].str);
+			l[i].str = text->value[i];
+		}
+	}
+}
+
+static size_t labels_at(struct label_src *s, uint32_t tid, uint64_t ns, struct profile_label_in *l,
+			size_t max)
 {
 	const struct history *h;
 	uint64_t now;
 	uint32_t set;
 	size_t n;
 
-	if (!s)
-		return 0;
 	/*
 	 * A sample newer than the last read: its change, if any, is only in
 	 * the ring. A read now (after the sample) has every change before it;
@@ -497,5 +542,21 @@ size_t labelsrc_at(struct label_src *s, uint32_t tid, uint64_t ns, struct profil
 	n = labelsrc_set(&s->copy, set, l, max, &s->keys);
 	if (n)
 		s->st.labelled++;
+	return n;
+}
+
+size_t labelsrc_at(struct label_src *s, uint32_t tid, uint64_t ns, struct profile_label_in *l,
+		   size_t max, struct labelsrc_text *text)
+{
+	size_t n;
+
+	if (!s)
+		return 0;
+	if (max > LABELSRC_MAX)
+		max = LABELSRC_MAX;
+	pthread_mutex_lock(&s->lock);
+	n = labels_at(s, tid, ns, l, max);
+	labels_copy_out(l, n, text);
+	pthread_mutex_unlock(&s->lock);
 	return n;
 }

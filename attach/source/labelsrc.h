@@ -18,6 +18,10 @@
  *  - a sample of a thread that never changed its labels (no slot), or
  *    older than its first change, gets none; so does every sample of a
  *    target without the shim, without labels, or with a layout-3 shim;
+ *  - one lock guards a reader: labelsrc_trysync() may read from another
+ *    thread while the recording thread asks; the strings a sample gets
+ *    are copied out (labelsrc_text), never pointers into a copy a read
+ *    may release;
  *  - everything read is untrusted (segment.h checks it); a set id past
  *    the copy or an empty key gives no label; so does a reserved key
  *    (labelsrc_reserved: cprof's own "thread", "tid", "pid", "process",
@@ -68,13 +72,19 @@ struct label_src *labelsrc_new(pid_t pid);
 
 void labelsrc_free(struct label_src *s);
 
+/* Room for one sample's label strings, copied out of the reader (labelsrc_at). */
+struct labelsrc_text {
+	char key[LABELSRC_MAX][SEG_LABEL_KEY];
+	char value[LABELSRC_MAX][SEG_LABEL_VALUE];
+};
+
 /*
  * The labels thread tid carried at ns (CLOCK_MONOTONIC) into l (at most
- * max; their strings live until the next call or labelsrc_free). Returns
- * how many.
+ * max, at most LABELSRC_MAX; their strings copied into text, so that they
+ * outlive a read by another thread). Returns how many.
  */
 size_t labelsrc_at(struct label_src *s, uint32_t tid, uint64_t ns, struct profile_label_in *l,
-		   size_t max);
+		   size_t max, struct labelsrc_text *text);
 
 /*
  * The labels of set id of copy c into l (at most max, strings in c),
@@ -106,6 +116,15 @@ int labelsrc_poll(struct label_src *s);
  * and ask again, at the latest LABELSRC_MIN_MS later.
  */
 int labelsrc_ready(const struct label_src *s, uint64_t ns);
+
+/*
+ * From another thread than the one that records (ptrace's tracer, which
+ * keeps its turn on a busy machine where the recording thread may not):
+ * read the segment if the last read is min_ms old or more, unless the
+ * recording thread is inside the reader just now (then nothing: the
+ * tracer never waits for it). 1 when read.
+ */
+int labelsrc_trysync(struct label_src *s, unsigned min_ms);
 
 /* Reads the segment now (whatever the time since the last read). */
 void labelsrc_sync(struct label_src *s);

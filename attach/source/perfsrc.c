@@ -127,6 +127,7 @@ static void pcap_kernel(struct pcap *c, const struct perf_sample *s)
 static void pcap_sample(struct pcap *c, const struct perf_sample *s)
 {
 	struct profile_label_in l[CAPTURE_THREAD_LABELS + LABELSRC_MAX];
+	struct labelsrc_text text;
 	struct thread_image img;
 	uint64_t w;
 	int64_t v[2];
@@ -156,7 +157,7 @@ static void pcap_sample(struct pcap *c, const struct perf_sample *s)
 	settle_add(&c->settle, s->tid, w);
 	pcap_name(c, s->tid); /* every sampled thread is named (and counted) */
 	nl = pcap_labels(c, s->tid, l);
-	nl += labelsrc_at(c->lab, s->tid, s->time, l + nl, LABELSRC_MAX);
+	nl += labelsrc_at(c->lab, s->tid, s->time, l + nl, LABELSRC_MAX, &text);
 	if (ring_sample_image(s, c->ev->layout.regs_mask, &img) < 0) {
 		c->st->no_regs++;
 		recorder_marker_sample(c->rec, "[not captured: no user registers]", v, l, nl);

@@ -26,6 +26,7 @@
 #include "attach/source/settle.h"
 #include "attach/source/source.h"
 #include "common/err.h"
+#include "common/hurry.h"
 #include "common/proc.h"
 #include "common/waitcost.h"
 #include "model/profile.h"
@@ -111,12 +112,12 @@ static const char *state_name(char c)
 
 /*
  * A sample's labels: the thread's, its state and the call it sleeps in
- * (syscall < 0: none), the program's own at its time. Returns how many;
- * nr holds a call's name when it has no other.
+ * (syscall < 0: none), the program's own at time at. Returns how many;
+ * nr holds a call's name when it has no other, text the program's strings.
  */
 static size_t snapshot_labels(struct label_src *lab, unsigned labels,
-			      const struct snapshot *snap, char state, long syscall,
-			      struct profile_label_in *l, char nr[32])
+			      const struct snapshot *snap, uint64_t at, char state, long syscall,
+			      struct profile_label_in *l, char nr[32], struct labelsrc_text *text)
 {
 	const char *sc;
 	size_t nl;
@@ -136,7 +137,7 @@ static size_t snapshot_labels(struct label_src *lab, unsigned labels,
 		l[nl++].str = sc;
 	}
 	if (snap->tid)
-		nl += labelsrc_at(lab, (uint32_t)snap->tid, snap->time_ns, l + nl, LABELSRC_MAX);
+		nl += labelsrc_at(lab, (uint32_t)snap->tid, at, l + nl, LABELSRC_MAX, text);
 	return nl;
 }
 
@@ -152,14 +153,22 @@ static void record_whole(struct recorder *rec, struct label_src *lab,
 	int overran, complete;
 
 	struct profile_label_in l[SNAP_LABELS];
+	struct labelsrc_text text;
 	char nr[32];
 	size_t nl = 0;
 
 	memset(l, 0, sizeof(l));
-	nl = snapshot_labels(lab, labels, snap, snap->state,
+	/*
+	 * CPU carried to the thread's last stack found running has that
+	 * stop's labels: where a stop found it waiting (a system call's exit
+	 * between two requests, on a busy guest) it ran under other labels.
+	 */
+	nl = snapshot_labels(lab, labels, snap,
+			     snap->how == SNAP_REPEAT && snap->ran_ns ? snap->ran_ns : snap->time_ns,
+			     snap->state,
 			     snap->how == SNAP_SYSCALL || snap->how == SNAP_REPEAT ? snap->syscall
 										   : -1,
-			     l, nr);
+			     l, nr, &text);
 	if (snap->how == SNAP_LOST) {
 		recorder_marker_sample(rec, "[not captured: running, did not stop in time]", v,
 				       l, nl);
@@ -234,6 +243,7 @@ static void record_part(struct recorder *rec, struct label_src *lab, unsigned la
 			int64_t count, uint64_t ns)
 {
 	struct profile_label_in l[SNAP_LABELS];
+	struct labelsrc_text text;
 	int64_t v[2] = { count, (int64_t)ns };
 	char nr[32];
 	size_t nl;
@@ -241,7 +251,9 @@ static void record_part(struct recorder *rec, struct label_src *lab, unsigned la
 	if (!ns && !count)
 		return;
 	memset(l, 0, sizeof(l));
-	nl = snapshot_labels(lab, labels, snap, state, syscall, l, nr);
+	nl = snapshot_labels(lab, labels, snap,
+			     state == 'R' && snap->ran_ns ? snap->ran_ns : snap->time_ns, state,
+			     syscall, l, nr, &text);
 	if (recorder_repeat(rec, key, v, l, nl) == 0 ||
 	    (state != 'R' && recorder_repeat(rec, (uint64_t)snap->tid, v, l, nl) == 0))
 		return;
@@ -409,6 +421,18 @@ struct ptcap {
 	struct settle st;
 };
 
+/*
+ * The tracer's read of the target's labels, each tick (sampler_cfg's
+ * tick_hook). The consumer reads too, when a snapshot is newer than the
+ * last read, but on a busy machine it waits for a CPU (at nice 10, or at
+ * the start's beside busy threads) longer than a worker's ring of changes
+ * lasts, and most samples went unlabelled; the tracer keeps its turn.
+ */
+static void labels_tick(void *ctx)
+{
+	labelsrc_trysync(ctx, LABELSRC_POLL_MS / 2);
+}
+
 /* The tables, the target's recorder and the tracer's configuration. EXIT_OK or a code. */
 static int ptcap_setup(struct ptcap *pc)
 {
@@ -452,6 +476,11 @@ static int ptcap_setup(struct ptcap *pc)
 	sm->cfg.hints = pc->hints;
 	sm->cfg.quiet = q->quiet;
 	sm->cfg.queue = &pc->queue;
+	/* A snapshot of every thread: its consumer reads while the stops come. */
+	if (!(q->policy->flags & POLICY_ONCE)) {
+		sm->cfg.tick_hook = labels_tick;
+		sm->cfg.tick_ctx = pc->recs->lab[0];
+	}
 	sm->cfg.root = 1;
 	if (q->children)
 		sm->cfg.stop_all = &pc->stop_all;
@@ -650,12 +679,20 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	 * Unwinding can wait; the tracer cannot, since a target thread stands
 	 * still while the tracer runs. When the target keeps every CPU busy, a
 	 * consumer at the tracer's priority preempts it mid-pause and the
-	 * pauses grow many times longer, so the consumer yields: nice 10 for
-	 * this thread only. Not for a snapshot of every thread, whose consumer
-	 * reads the labels while the stops come and must get its turn then.
+	 * pauses grow many times longer, so the consumer yields. Where the
+	 * tracer raises itself (TRACER_NICE: root, CAP_SYS_NICE) this thread
+	 * goes back to the start's priority, under the tracer's: at nice 10
+	 * beside busy threads it could not read the program's labels before
+	 * their rings wrapped, and most samples went unlabelled. Elsewhere it
+	 * yields by nice 10, for this thread only. Not for a snapshot of every
+	 * thread, whose consumer reads the labels while the stops come.
 	 */
-	if (!(q->policy->flags & POLICY_ONCE))
-		capture_nice(&pc.cx, CONSUMER_NICE); /* the tracer inherited the start's */
+	if (!(q->policy->flags & POLICY_ONCE)) {
+		if (hurry_raised())
+			hurry_end(); /* the tracer inherited the raised start */
+		else
+			capture_nice(&pc.cx, CONSUMER_NICE);
+	}
 	ptcap_consume(&pc);
 	pthread_join(tracer, NULL);
 	/* Nothing waits for this thread any more: the rest (source lines) at its own. */

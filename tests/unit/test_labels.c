@@ -14,6 +14,7 @@
  * The slots' owners are threads of this test (A, B, C), idle.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -163,12 +164,13 @@ static const char *at(struct label_src *s, uint32_t tid, uint64_t ns)
 {
 	static char out[512];
 	struct profile_label_in l[LABELSRC_MAX];
+	struct labelsrc_text text;
 	size_t n, i, k = 0;
 
 	/* As the samplers do: a read after the sample's time, then the lookup. */
 	if (!labelsrc_ready(s, t0 + ns))
 		labelsrc_sync(s);
-	n = labelsrc_at(s, tid, t0 + ns, l, LABELSRC_MAX);
+	n = labelsrc_at(s, tid, t0 + ns, l, LABELSRC_MAX, &text);
 	out[0] = 0;
 	for (i = 0; i < n; i++)
 		k += (size_t)snprintf(out + k, sizeof(out) - k, "%s%s=%s", i ? " " : "", l[i].key,
@@ -221,6 +223,71 @@ static void test_ring_and_gap(void **state)
 	assert_int_equal(labelsrc_stats(s)->unknown, 1);
 	/* Before the gap: still known. */
 	assert_string_equal(at(s, A, 1000 + SEG_LABEL_RING + 63), "endpoint=/b");
+	labelsrc_free(s);
+}
+
+/* ptrace's tracer: reads the segment while the recording thread asks. */
+struct reader_arg {
+	struct label_src *s;
+	int stop;
+	unsigned reads;
+};
+
+static void *reader(void *arg)
+{
+	struct reader_arg *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&r->reads, (unsigned)labelsrc_trysync(r->s, 0), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Another thread's reads keep the history (a ring that wraps between the
+ * recording thread's own reads loses nothing), and a sample's strings are
+ * its own: a read after the lookup releases the copy they came from.
+ */
+static void test_trysync(void **state)
+{
+	struct label_src *s = labelsrc_new(getpid());
+	struct reader_arg r = { s, 0, 0 };
+	struct profile_label_in l[LABELSRC_MAX];
+	struct labelsrc_text text;
+	pthread_t th;
+	uint64_t k;
+	size_t n;
+
+	(void)state;
+	change(0, A, 1000, 1);
+	assert_int_equal(labelsrc_trysync(s, 0), 1);
+	assert_int_equal(labelsrc_trysync(s, 1000), 0); /* read less than a second ago */
+	n = labelsrc_at(s, A, t0 + 1000, l, LABELSRC_MAX, &text);
+	assert_int_equal(n, 1);
+	change(0, A, 2000, 2);
+	labelsrc_sync(s); /* the copy l's strings came from is released */
+	assert_string_equal(l[0].key, "endpoint");
+	assert_string_equal(l[0].str, "/a");
+	assert_int_equal(pthread_create(&th, NULL, reader, &r), 0);
+	/* Four ring-fulls, each change read before the ring wraps (the reader keeps up). */
+	for (k = 0; k < 4 * SEG_LABEL_RING; k++) {
+		change(0, A, 3000 + k, 1 + k % 2);
+		if (k % 64 == 63) {
+			/* Two reads of the reader's after these changes: one began after them. */
+			unsigned before = __atomic_load_n(&r.reads, __ATOMIC_ACQUIRE);
+
+			while (__atomic_load_n(&r.reads, __ATOMIC_ACQUIRE) < before + 2)
+				sched_yield();
+		}
+		n = labelsrc_at(s, A, t0 + 1000, l, LABELSRC_MAX, &text);
+		assert_int_equal(n, 1);
+		assert_string_equal(l[0].str, "/a");
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	labelsrc_sync(s);
+	assert_string_equal(at(s, A, 3000 + 4 * SEG_LABEL_RING - 1), "endpoint=/b");
+	assert_string_equal(at(s, A, 3000), "endpoint=/a");
+	assert_int_equal(labelsrc_stats(s)->unknown, 0);
 	labelsrc_free(s);
 }
 
@@ -339,12 +406,13 @@ static void test_no_shim(void **state)
 {
 	struct label_src *s = labelsrc_new(1);
 	struct profile_label_in l[LABELSRC_MAX];
+	struct labelsrc_text text;
 
 	(void)state;
-	assert_int_equal(labelsrc_at(s, 1, 1000, l, LABELSRC_MAX), 0);
+	assert_int_equal(labelsrc_at(s, 1, 1000, l, LABELSRC_MAX, &text), 0);
 	assert_int_equal(labelsrc_poll(s), -1);
 	labelsrc_free(s);
-	assert_int_equal(labelsrc_at(NULL, 1, 1000, l, LABELSRC_MAX), 0);
+	assert_int_equal(labelsrc_at(NULL, 1, 1000, l, LABELSRC_MAX, &text), 0);
 }
 
 int main(void)
@@ -352,6 +420,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_at, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_and_gap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trysync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slot_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_warn_counters, setup, teardown),
