@@ -424,9 +424,10 @@ struct ptcap {
 /*
  * The tracer's read of the target's labels, each tick (sampler_cfg's
  * tick_hook). The consumer reads too, when a snapshot is newer than the
- * last read, but on a busy machine it waits for a CPU (at nice 10, or at
- * the start's beside busy threads) longer than a worker's ring of changes
- * lasts, and most samples went unlabelled; the tracer keeps its turn.
+ * last read, but on a busy machine it may wait for a CPU (at nice 10, or
+ * at the start's beside busy threads) longer than a thread's ring of
+ * changes lasts; the tracer keeps its turn, so the rings are read at the
+ * sampling's pace whatever the consumer's.
  */
 static void labels_tick(void *ctx)
 {
@@ -681,11 +682,10 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	 * consumer at the tracer's priority preempts it mid-pause and the
 	 * pauses grow many times longer, so the consumer yields. Where the
 	 * tracer raises itself (TRACER_NICE: root, CAP_SYS_NICE) this thread
-	 * goes back to the start's priority, under the tracer's: at nice 10
-	 * beside busy threads it could not read the program's labels before
-	 * their rings wrapped, and most samples went unlabelled. Elsewhere it
-	 * yields by nice 10, for this thread only. Not for a snapshot of every
-	 * thread, whose consumer reads the labels while the stops come.
+	 * goes back to the start's priority, under the tracer's and not
+	 * starved by busy threads at nice 0; elsewhere it yields by nice 10,
+	 * for this thread only. Not for a snapshot of every thread, whose
+	 * consumer reads the labels while the stops come.
 	 */
 	if (!(q->policy->flags & POLICY_ONCE)) {
 		if (hurry_raised())

@@ -76,8 +76,8 @@ check "cpu: /upload's share within 5 points of the target's ($got_u% vs $(awk -v
 # burn runs only inside a request: its CPU without the endpoint label is
 # CPU given the labels of another time. With ptrace on a busy machine,
 # CPU carried from a stop found waiting (at a call's exit between two
-# requests) to the last stack found running took that stop's labels: over
-# half of burn's went unlabelled with 4 busy loops beside. Quiet: 0.3-2%.
+# requests) to the last stack found running took that stop's labels, and
+# most of burn's went unlabelled (doc/measurements.md).
 unl=$("$PBDUMP" "$WORK/cpu.pb.gz" | awk '/^sample / && / stack .*;burn($|;)/ {
 	split($2, v, ","); all += v[2]; if ($0 !~ /endpoint=/) u += v[2] }
 	END { printf "%.1f", all ? 100 * u / all : 100 }')
