@@ -12,7 +12,6 @@
 
 static pid_t hurried;  /* the thread raised, 0: none (atomic) */
 static int found_nice; /* its priority before */
-static int raised;     /* hurry_begin() raised a thread once (atomic) */
 
 static pid_t hurry_tid(void)
 {
@@ -31,13 +30,7 @@ void hurry_begin(void)
 	if (errno || n <= HURRY_NICE || setpriority(PRIO_PROCESS, (id_t)tid, HURRY_NICE) < 0)
 		return;
 	found_nice = n;
-	__atomic_store_n(&raised, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&hurried, tid, __ATOMIC_RELEASE);
-}
-
-int hurry_raised(void)
-{
-	return __atomic_load_n(&raised, __ATOMIC_ACQUIRE);
 }
 
 void hurry_end(void)

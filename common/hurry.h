@@ -30,10 +30,4 @@ void hurry_end(void);
 /* The priority a capture returns to once its start is done. */
 int hurry_nice(void);
 
-/*
- * Whether hurry_begin() raised this process's start (it may raise
- * priorities: root, CAP_SYS_NICE); stays true after hurry_end().
- */
-int hurry_raised(void);
-
 #endif

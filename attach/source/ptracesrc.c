@@ -26,7 +26,6 @@
 #include "attach/source/settle.h"
 #include "attach/source/source.h"
 #include "common/err.h"
-#include "common/hurry.h"
 #include "common/proc.h"
 #include "common/waitcost.h"
 #include "model/profile.h"
@@ -680,19 +679,13 @@ static int capture_ptrace(const struct capture_req *q, struct profile **out,
 	 * Unwinding can wait; the tracer cannot, since a target thread stands
 	 * still while the tracer runs. When the target keeps every CPU busy, a
 	 * consumer at the tracer's priority preempts it mid-pause and the
-	 * pauses grow many times longer, so the consumer yields. Where the
-	 * tracer raises itself (TRACER_NICE: root, CAP_SYS_NICE) this thread
-	 * goes back to the start's priority, under the tracer's and not
-	 * starved by busy threads at nice 0; elsewhere it yields by nice 10,
-	 * for this thread only. Not for a snapshot of every thread, whose
-	 * consumer reads the labels while the stops come.
+	 * pauses grow many times longer, so the consumer yields: nice 10 for
+	 * this thread only (the program's labels are read by the tracer too:
+	 * labels_tick). Not for a snapshot of every thread, whose consumer
+	 * reads the labels while the stops come and must get its turn then.
 	 */
-	if (!(q->policy->flags & POLICY_ONCE)) {
-		if (hurry_raised())
-			hurry_end(); /* the tracer inherited the raised start */
-		else
-			capture_nice(&pc.cx, CONSUMER_NICE);
-	}
+	if (!(q->policy->flags & POLICY_ONCE))
+		capture_nice(&pc.cx, CONSUMER_NICE); /* the tracer inherited the start's */
 	ptcap_consume(&pc);
 	pthread_join(tracer, NULL);
 	/* Nothing waits for this thread any more: the rest (source lines) at its own. */
