@@ -50,11 +50,13 @@ static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
 		}
 		snap->how = SNAP_REPEAT;
 		snap->img.nstacks = 0;
-		snap->ran_ns = t->ran_ns; /* and that stop's labels, not those where it waits */
 	} else if (snap->how == SNAP_STOPPED) {
 		t->flags |= THREAD_CHARGED;
 		t->ran_ns = snap->time_ns;
 	}
+	/* CPU carried to its last stack found running (here or at the end): that stop's labels. */
+	if (snap->how == SNAP_REPEAT)
+		snap->ran_ns = t->ran_ns;
 	snap->weight = (int64_t)t->cpu_pending;
 	t->cpu_pending = 0;
 	sampler_push(sm, snap);

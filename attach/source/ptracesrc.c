@@ -140,6 +140,17 @@ static size_t snapshot_labels(struct label_src *lab, unsigned labels,
 	return nl;
 }
 
+/*
+ * The time whose program labels a sample (carried: a repeat, or its CPU
+ * part) gets: CPU carried to the thread's last stack found running has
+ * that stop's (ran_ns); where a stop found it waiting (a system call's
+ * exit between two requests, on a busy guest) it ran under other labels.
+ */
+static uint64_t labels_time(const struct snapshot *snap, int carried)
+{
+	return carried && snap->ran_ns ? snap->ran_ns : snap->time_ns;
+}
+
 /* The labels array of one sample: the thread's, state, syscall, the program's. */
 #define SNAP_LABELS (CAPTURE_THREAD_LABELS + 2 + LABELSRC_MAX)
 
@@ -157,13 +168,7 @@ static void record_whole(struct recorder *rec, struct label_src *lab,
 	size_t nl = 0;
 
 	memset(l, 0, sizeof(l));
-	/*
-	 * CPU carried to the thread's last stack found running has that
-	 * stop's labels: where a stop found it waiting (a system call's exit
-	 * between two requests, on a busy guest) it ran under other labels.
-	 */
-	nl = snapshot_labels(lab, labels, snap,
-			     snap->how == SNAP_REPEAT && snap->ran_ns ? snap->ran_ns : snap->time_ns,
+	nl = snapshot_labels(lab, labels, snap, labels_time(snap, snap->how == SNAP_REPEAT),
 			     snap->state,
 			     snap->how == SNAP_SYSCALL || snap->how == SNAP_REPEAT ? snap->syscall
 										   : -1,
@@ -250,9 +255,8 @@ static void record_part(struct recorder *rec, struct label_src *lab, unsigned la
 	if (!ns && !count)
 		return;
 	memset(l, 0, sizeof(l));
-	nl = snapshot_labels(lab, labels, snap,
-			     state == 'R' && snap->ran_ns ? snap->ran_ns : snap->time_ns, state,
-			     syscall, l, nr, &text);
+	nl = snapshot_labels(lab, labels, snap, labels_time(snap, state == 'R'), state, syscall, l,
+			     nr, &text);
 	if (recorder_repeat(rec, key, v, l, nl) == 0 ||
 	    (state != 'R' && recorder_repeat(rec, (uint64_t)snap->tid, v, l, nl) == 0))
 		return;
@@ -423,10 +427,10 @@ struct ptcap {
 /*
  * The tracer's read of the target's labels, each tick (sampler_cfg's
  * tick_hook). The consumer reads too, when a snapshot is newer than the
- * last read, but on a busy machine it may wait for a CPU (at nice 10, or
- * at the start's beside busy threads) longer than a thread's ring of
- * changes lasts; the tracer keeps its turn, so the rings are read at the
- * sampling's pace whatever the consumer's.
+ * last read, but at nice 10 on a busy machine it may wait for a CPU
+ * longer than a thread's ring of changes lasts; the tracer keeps its
+ * turn, so the rings are read at the sampling's pace whatever the
+ * consumer's.
  */
 static void labels_tick(void *ctx)
 {
