@@ -19,6 +19,23 @@
 #define SHORT_MIN_NS 1000000ull      /* cpu: unexplained CPU below this (or 0.5%) is read skew */
 
 /*
+ * The time whose program labels a CPU sample carries: where the thread
+ * ran. A stop's is when we asked: a thread running then may stop only at
+ * its next entry to the kernel (a late kick), and stops crowd at such
+ * entries (a system call, a page fault), whose labels are no draw from
+ * where it ran. CPU carried from a stop that ran on after we asked takes
+ * the same; from one that found the thread off its CPU (asleep, or
+ * preempted at a call's exit), its last stop found running's: a fair
+ * draw, but one given to every such stop after it, so that on a busy
+ * machine the per-label shares vary more than their samples' count says
+ * (doc/limits.md).
+ */
+static uint64_t carried_labels_ns(const struct thread *t, const struct snapshot *snap)
+{
+	return !snap->slept && snap->asked_ns ? snap->asked_ns : t->ran_ns;
+}
+
+/*
  * A CPU sample stands for CPU used where the thread ran. A stop that found
  * the thread off a CPU shows where it waits, so the CPU pending goes to
  * where its last sample found it running (the same stack again): that
@@ -50,13 +67,14 @@ static void emit_cpu(void *ctx, struct thread *t, struct snapshot *snap)
 		}
 		snap->how = SNAP_REPEAT;
 		snap->img.nstacks = 0;
+		snap->ran_ns = carried_labels_ns(t, snap);
 	} else if (snap->how == SNAP_STOPPED) {
 		t->flags |= THREAD_CHARGED;
-		t->ran_ns = snap->time_ns;
-	}
-	/* CPU carried to its last stack found running (here or at the end): that stop's labels. */
-	if (snap->how == SNAP_REPEAT)
+		t->ran_ns = snap->ran_ns = snap->asked_ns ? snap->asked_ns : snap->time_ns;
+	} else if (snap->how == SNAP_REPEAT) {
+		/* CPU carried to its last stack found running at the end: that stop's labels. */
 		snap->ran_ns = t->ran_ns;
+	}
 	snap->weight = (int64_t)t->cpu_pending;
 	t->cpu_pending = 0;
 	sampler_push(sm, snap);

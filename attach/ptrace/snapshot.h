@@ -59,8 +59,9 @@ struct snapshot {
 	int in_timer_sleep;    /* SNAP_STOPPED: inside a timer sleep's call (asleep or entering) */
 	int in_call;           /* SNAP_STOPPED: inside a system call (else in user code) */
 	int ran_here;          /* wall: snapshot_ran_here(), its stack a running one (ptracesrc.c) */
-	uint64_t ran_ns;       /* CPU it gives the thread's last stack found running: that stop's
-				  time, whose program labels it carries (0: its own time) */
+	uint64_t ran_ns;       /* the time whose program labels its CPU carries: where the
+				  thread ran, by the policy (0: time_ns) */
+	uint64_t asked_ns;     /* SNAP_STOPPED: when we asked it to stop (0: unknown) */
 	int queued;            /* SNAP_STOPPED: off a CPU when asked, mostly waiting for one */
 	int repeat_running;    /* SNAP_REPEAT: of the thread's last stack found running */
 	char repeat_state;     /* SNAP_REPEAT: this state, not the last sample's (0) */

@@ -180,6 +180,7 @@ static int copy_stopped(struct session *s, struct thread *t, int ours, struct sn
 	 * just before a push, where a busy guest's stops crowd).
 	 */
 	snap->time_ns = clock_mono_ns();
+	snap->asked_ns = t->intr_ns;
 	/* One pread inside the pause: the thread's clock against the look before our interrupt. */
 	clock = s->want_look && before && thread_read_cpu(&s->threads, t, &cpu) == 0;
 	/* A thread that ran after we asked was running then (one waiting for a CPU runs 0). */

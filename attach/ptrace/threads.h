@@ -63,7 +63,7 @@ struct thread {
 	uint64_t switches_ns;    /* ... when (0: never read) */
 	uint32_t vol_permille;   /* ... the share of its slices that were waits (1000 until read) */
 	char last_state;         /* the state letter of its last sample, which a repeat shows */
-	uint64_t ran_ns;         /* the time of its last stop found running (policies.c) */
+	uint64_t ran_ns;         /* its last stop found running's labels time (policies.c) */
 	char name[16];
 };
 

@@ -141,10 +141,9 @@ static size_t snapshot_labels(struct label_src *lab, unsigned labels,
 }
 
 /*
- * The time whose program labels a sample (carried: a repeat, or its CPU
- * part) gets: CPU carried to the thread's last stack found running has
- * that stop's (ran_ns); where a stop found it waiting (a system call's
- * exit between two requests, on a busy guest) it ran under other labels.
+ * The time whose program labels a sample's CPU gets (carried: all of the
+ * sample is CPU, or this part is): the policy's choice (ran_ns: where the
+ * thread ran, policies.c), else the sample's own time.
  */
 static uint64_t labels_time(const struct snapshot *snap, int carried)
 {
@@ -168,8 +167,8 @@ static void record_whole(struct recorder *rec, struct label_src *lab,
 	size_t nl = 0;
 
 	memset(l, 0, sizeof(l));
-	nl = snapshot_labels(lab, labels, snap, labels_time(snap, snap->how == SNAP_REPEAT),
-			     snap->state,
+	nl = snapshot_labels(lab, labels, snap,
+			     labels_time(snap, snap->how == SNAP_REPEAT || !snap->split), snap->state,
 			     snap->how == SNAP_SYSCALL || snap->how == SNAP_REPEAT ? snap->syscall
 										   : -1,
 			     l, nr, &text);
