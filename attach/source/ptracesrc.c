@@ -500,7 +500,14 @@ static void ptcap_record(struct ptcap *pc, struct snapshot *snap)
 		pc->short_ns += (uint64_t)snap->weight; /* settled at the end */
 	} else if (r) {
 		record_snapshot(r, recorders_labels(pc->recs, r), pc->hints, pc->labels, snap);
-		if (r == pc->rec && snap->tid && snap->how != SNAP_MARKER)
+		/*
+		 * Every sample with a tid, markers too: an ended thread's
+		 * samples are scaled to carry the short-lived threads' CPU
+		 * by what they weigh, and one left out of that weight (a
+		 * thread's last CPU, never found running) was scaled with
+		 * them and added that much again.
+		 */
+		if (r == pc->rec && snap->tid)
 			settle_add(&pc->st, (uint32_t)snap->tid, (uint64_t)snap->weight);
 	}
 	snapshot_free(snap);
