@@ -12,9 +12,13 @@
 exe=$TARGETS/manyfn-stripped
 check "manyfn-stripped has no .symtab" sh -c "! readelf -S '$exe' | grep -q ' .symtab '"
 
-names_of() { # PROFILE: functions of manyfn-stripped with flat >= 3%
+# PROFILE: the binary's four hottest functions (flat). Not a floor: on a
+# loaded machine the target gets a third of a CPU, 106 samples in 3 s,
+# and spin_d's 10% (10.6 samples, sd 3.1) fell under a 3% floor once in a
+# loaded make check; the next hottest (the loop calling them) has ~0.
+names_of() {
 	go tool pprof -top -nodecount=1000 -symbolize=none "$1" 2>/dev/null |
-		awk '$6 ~ /^manyfn-stripped\+0x/ { sub("%", "", $2); if ($2 + 0 >= 3) print $6 }' | sort
+		awk '$6 ~ /^manyfn-stripped\+0x/ && n < 4 { n++; print $6 }' | sort
 }
 
 for run in 1 2; do
