@@ -59,14 +59,15 @@ TARGET_ENV=()
 grep -q 'active=1' "$WORK/labelserver.out" || fail "labelserver: the shim did not take its labels"
 sleep 0.5 # the workers are under way
 
-# CPU: the target's own clocks around the capture. The share's spread,
-# beside 4 busy loops (doc/measurements.md): perf's draws are independent;
-# ptrace's are not: the CPU of each stop that finds a worker preempted
-# (half of it) takes the labels of its last stop found running, so
-# /search's share read sd 4.1 points at 4 s x 100 Hz (10 runs) and 1.2 at
-# 8 s x 250 Hz (12 runs, mean -1.0), where 5 points is 3.4 sd.
-CPU_RUN=(-d 4s)
-[ "$SAMPLER" = ptrace ] && CPU_RUN=(-d 8s -F 250)
+# CPU: the target's own clocks around the capture. The share's spread
+# beside 4 busy loops (doc/measurements.md), where the workers get a third
+# of a CPU each: with ptrace the CPU of each stop that finds a worker
+# preempted (half of it) takes the labels of its last stop found running,
+# so /search's share read sd 4.1 points at 4 s x 100 Hz (10 runs) and 1.2
+# at 8 s x 250 Hz (12 runs, mean -1.0), where 5 points is 3.4 sd; perf at
+# 4 s x 100 Hz read +1.3, -3.2, +1.4, -6.6 in four loaded make checks.
+# Both take the longer capture.
+CPU_RUN=(-d 8s -F 250)
 ask_target labelserver
 s0=$(field labelserver cpu_search) u0=$(field labelserver cpu_upload)
 "$ATTACH" -p "$TPID" "${CPU_RUN[@]}" -o "$WORK/cpu.pb.gz" -q || fail "cpu capture failed"
