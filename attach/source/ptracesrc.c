@@ -3,8 +3,8 @@
  * the profile types sampled by stopping threads (cpu, wall, threads; the
  * policy in the request says which threads and what weight). The tracer
  * thread produces snapshots; this thread turns each into samples at once
- * (ptrecord.h), so memory stays bounded and the target is detached as soon as sampling
- * ends. Labels as the request asks; with --children, "pid" and "process";
+ * (ptrecord.h), so memory stays bounded and the target is detached as
+ * soon as sampling ends. Labels as the request asks; with --children, "pid" and "process";
  * and the program's own (labelsrc.h), as in force at the snapshot's time.
  */
 #include <errno.h>

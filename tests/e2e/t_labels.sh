@@ -67,10 +67,9 @@ sleep 0.5 # the workers are under way
 # at 8 s x 250 Hz (12 runs, mean -1.0), where 5 points is 3.4 sd; perf at
 # 4 s x 100 Hz read +1.3, -3.2, +1.4, -6.6 in four loaded make checks.
 # Both take the longer capture.
-CPU_RUN=(-d 8s -F 250)
 ask_target labelserver
 s0=$(field labelserver cpu_search) u0=$(field labelserver cpu_upload)
-"$ATTACH" -p "$TPID" "${CPU_RUN[@]}" -o "$WORK/cpu.pb.gz" -q || fail "cpu capture failed"
+"$ATTACH" -p "$TPID" -d 8s -F 250 -o "$WORK/cpu.pb.gz" -q || fail "cpu capture failed"
 ask_target labelserver
 s1=$(field labelserver cpu_search) u1=$(field labelserver cpu_upload)
 want=$(awk -v s=$((s1 - s0)) -v u=$((u1 - u0)) 'BEGIN { printf "%.2f", 100 * s / (s + u) }')
