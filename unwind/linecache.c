@@ -5,8 +5,9 @@
  * lines pass is cheap.
  * A flush writes each table that grew: lock the directory, merge the file
  * as it is now (another run may have written it since we read it), write
- * a temporary file, fsync, rename, unlock. The trim lists the directory
- * only after a write, so a run that learnt nothing new costs no listing.
+ * a temporary file, rename, unlock (no sync: see linecache.h). The trim
+ * lists the directory only after a write, so a run that learnt nothing
+ * new costs no listing.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -212,7 +213,7 @@ static int write_all(int fd, const unsigned char *p, size_t n)
 	return 0;
 }
 
-/* Write t as its file: temporary, fsync, rename. 0 or -1 with errno. */
+/* Write t as its file: temporary, rename. 0 or -1 with errno. */
 static int write_table(int dirfd, struct linetab *t)
 {
 	char name[LINETAB_MAX_BUILD_ID + sizeof(EXT)], tmp[LINETAB_MAX_BUILD_ID + 64];
@@ -232,7 +233,7 @@ static int write_table(int dirfd, struct linetab *t)
 	}
 	if (fd < 0)
 		goto out;
-	if (write_all(fd, b.data, b.len) < 0 || fsync(fd) < 0) {
+	if (write_all(fd, b.data, b.len) < 0) {
 		e = errno;
 		close(fd);
 		unlinkat(dirfd, tmp, 0);

@@ -33,7 +33,9 @@
  *    files of ours, opened without following a symlink, at most
  *    LINETAB_MAX_BYTES, are read;
  *  - a file appears whole or not at all: written to a temporary file in
- *    the same directory, fsync()ed, renamed over the old one. Writers
+ *    the same directory, renamed over the old one. Not synced (a wait
+ *    for the device has no bound, writer/outfile.c): after a machine
+ *    crash a file may be empty, and is then ignored as above. Writers
  *    serialise on flock() of the directory (waiting at most
  *    LINECACHE_LOCK_WAIT_MS, then writing anyway: the rename alone keeps
  *    every file valid) and merge what is on disk before writing, so two

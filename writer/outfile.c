@@ -5,10 +5,14 @@
  * under a random name rather than mkstemp(), because mkstemp's mode 0600
  * would have to be widened with fchmod() after reading the umask, and
  * umask() can only be read by changing it, which races with other threads.
- * Here the kernel applies the umask (and any default ACL) itself. The data
- * is flushed with fdatasync() before the rename so that a crash leaves
- * either the old file or the whole new one; the directory is not synced, so
- * after a crash the rename itself may be lost, never half applied.
+ * Here the kernel applies the umask (and any default ACL) itself. Nothing
+ * is synced: a reader, or cprof-attach killed at any instruction, sees the
+ * old file or the whole new one. A wait for the device (fdatasync) has no
+ * bound and cannot be interrupted, and a target can make it long (one
+ * that keeps the kernel's writeback workers from a CPU held every commit
+ * for tens of seconds, deaf to SIGTERM and SIGKILL); so after a machine
+ * crash the newest file may be missing or empty, as perf's and pprof's
+ * own output files may.
  * An existing file that is not regular is looked at through an O_PATH
  * descriptor first and written through the same descriptor (reopened by
  * /proc/self/fd), so a FIFO or a link another user slips in between the
@@ -346,11 +350,6 @@ int outfile_commit(struct outfile *o)
 		return r;
 	}
 	o->fd = -1;
-	if (fdatasync(fd) < 0) {
-		error_errno("cannot write \"%s\"", o->path);
-		close(fd);
-		goto err;
-	}
 	if (o->unnamed) {
 		o->fd = fd; /* linkat names it through its descriptor */
 		if (outfile_make_tmp(o) < 0) {

@@ -1,11 +1,11 @@
 /*
  * push.c — the uploader beside the series. Every profile goes through the
  * spool, even when the server is up: two small atomic file writes a
- * capture (their fdatasync()s are short beside a capture, which lasts
- * seconds), and in exchange one ordered queue for this run's profiles and
- * those earlier runs left, which survives a crash or SIGKILL of
- * cprof-attach (at worst a profile the server took just before the kill
- * is sent again by the next run: delivery is at least once). The uploader
+ * capture (renamed into place, never synced: writer/outfile.c), and in
+ * exchange one ordered queue for this run's profiles and those earlier
+ * runs left, which survives a SIGKILL of cprof-attach (at worst a
+ * profile the server took just before the kill is sent again by the next
+ * run: delivery is at least once). The uploader
  * thread never touches the target; it blocks only in libcurl, whose every
  * request ends within the timeout.
  */
