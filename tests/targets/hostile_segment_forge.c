@@ -9,20 +9,21 @@
  * and whose strings fill their arrays without a NUL; tens of thousands of
  * label slots owned by threads that do not exist, each with a full ring
  * of distinct times, whose change counts the process bumps by a whole
- * ring every millisecond, so that every read of them looks like 256 new
- * changes a thread.
+ * ring every millisecond (by default), so that every read of them looks
+ * like 256 new changes a thread.
  *
- * Usage: hostile_segment_forge [BUCKETS [SETS [SLOTS [THREADS [ALLOC [KIDS]]]]]]
- * (defaults 262144, 65536, 32768, 0, 0, 0): KIDS child processes, each
+ * Usage: hostile_segment_forge [BUCKETS [SETS [SLOTS [THREADS [ALLOC [KIDS [BUMP_US]]]]]]]
+ * (defaults 262144, 65536, 32768, 0, 0, 0, 1000): KIDS child processes, each
  * forging a segment of its own with return addresses of its own (for
  * --children); THREADS real threads (idle)
  * whose tids the first slots carry, so that their rings are taken as
  * real; ALLOC 1 makes every bucket an alloc bucket, 2 also puts every
  * frame in libc's code (a MiB from printf on), each distinct, 3 the
  * same over 128 KiB of libc (frames shared by many stacks), 4 puts the
- * label slots' offset past the segment's end (a header to refuse). Prints "ready PID"
- * and runs until killed; the memory it forges is its own (shared memory
- * it writes).
+ * label slots' offset past the segment's end (a header to refuse).
+ * BUMP_US is how often every slot's changes are bumped (each process).
+ * Prints "ready PID" and runs until killed; the memory it forges is its
+ * own (shared memory it writes).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
 	uint64_t text = argc > 5 && atoi(argv[5]) >= 2 ? (uint64_t)(uintptr_t)&printf : 0;
 	uint64_t span = argc > 5 && atoi(argv[5]) == 3 ? 1u << 17 : 1u << 20;
 	uint64_t kids = argc > 6 ? strtoull(argv[6], NULL, 0) : 0, k, me = 0;
+	useconds_t bump_us = argc > 7 ? (useconds_t)strtoul(argv[7], NULL, 0) : 1000;
 	pthread_attr_t attr;
 	pthread_t th;
 	static const char *const keys[] = { "service_name", "__name__", "__x", "tid", "endpoint" };
@@ -185,11 +187,11 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	for (;;) {
-		/* A whole ring of new changes in every slot, every millisecond. */
+		/* A whole ring of new changes in every slot, every bump_us. */
 		for (i = 0; i < nl; i++) {
 			sl = (struct seg_lslot *)((char *)h + loff) + i;
 			__atomic_store_n(&sl->changes, sl->changes + SEG_LABEL_RING, __ATOMIC_RELEASE);
 		}
-		usleep(1000);
+		usleep(bump_us);
 	}
 }
