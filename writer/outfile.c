@@ -8,11 +8,10 @@
  * Here the kernel applies the umask (and any default ACL) itself. Nothing
  * is synced: a reader, or cprof-attach killed at any instruction, sees the
  * old file or the whole new one. A wait for the device (fdatasync) has no
- * bound and cannot be interrupted, and a target can make it long (one
- * that keeps the kernel's writeback workers from a CPU held every commit
- * for tens of seconds, deaf to SIGTERM and SIGKILL); so after a machine
- * crash the newest file may be missing or empty, as perf's and pprof's
- * own output files may.
+ * bound, no signal ends it, and a target can make it long (by keeping the
+ * kernel's writeback workers from a CPU: doc/limits.md); so after a
+ * machine crash the newest file may be missing or empty, as perf's and
+ * pprof's own output files may.
  * An existing file that is not regular is looked at through an O_PATH
  * descriptor first and written through the same descriptor (reopened by
  * /proc/self/fd), so a FIFO or a link another user slips in between the

@@ -61,9 +61,9 @@ kill "$TPID" 2>/dev/null
 
 echo "-- --children: 16 processes, each with a forged segment of its own addresses"
 # Each bumps its slots every 10 ms, not every 1: 17 processes waking every
-# millisecond beside a few busy loops keep this kernel's own workers from
-# a CPU for 30-60 s (an fdatasync meanwhile waits that long, with or
-# without cprof-attach; doc/limits.md), and this bound is cprof's.
+# millisecond beside a few busy loops keep the kernel's own workers from a
+# CPU (doc/limits.md), which stalls any process, cprof-attach or not; this
+# bound is cprof's.
 start_hostile forge_kids as_attacker "$FORGE" 16384 4096 64 0 1 16 10000
 for i in $(seq 1 100); do
 	[ "$(grep -l "^PPid:[[:space:]]*$TPID\$" /proc/[0-9]*/status 2>/dev/null | wc -l)" -ge 16 ] && break
